@@ -1,0 +1,1 @@
+"""The Mamba-2 (SSD) block shared by every Sonare model."""
