@@ -1,0 +1,65 @@
+"""Residual pre-norm stacks of Mamba-2 mixers, the backbone of every Sonare model.
+
+A stack carries one `BatchState` whose tensors are named `{layer}.conv` and `{layer}.ssm`, so a model's
+whole streaming context stays one row per stream.
+"""
+
+from __future__ import annotations
+
+from torch import Tensor, nn
+
+from sonare.ssm.mamba2 import Mamba2, Mamba2Config, RMSNorm
+from sonare.ssm.state import BatchState
+
+
+class SSMBlock(nn.Module):
+    """x + Mamba2(RMSNorm(x))."""
+
+    def __init__(self, cfg: Mamba2Config):
+        super().__init__()
+        self.norm = RMSNorm(cfg.d_model)
+        self.mixer = Mamba2(cfg)
+
+    def forward(
+        self, x: Tensor, state: BatchState | None = None, lengths: Tensor | None = None
+    ) -> tuple[Tensor, BatchState]:
+        y, state = self.mixer(self.norm(x), state, lengths)
+        return x + y, state
+
+    def step(self, x: Tensor, state: BatchState) -> tuple[Tensor, BatchState]:
+        y, state = self.mixer.step(self.norm(x), state)
+        return x + y, state
+
+
+class SSMStack(nn.Module):
+    """n_layers SSM blocks and a final norm. Input and output: (B, L, D), or (B, D) for `step`."""
+
+    def __init__(self, cfg: Mamba2Config, n_layers: int):
+        super().__init__()
+        self.cfg = cfg
+        self.layers = nn.ModuleList(SSMBlock(cfg) for _ in range(n_layers))
+        self.norm = RMSNorm(cfg.d_model)
+
+    def state_shapes(self) -> dict[str, tuple[int, ...]]:
+        return {
+            f"{i}.{name}": shape
+            for i, layer in enumerate(self.layers)
+            for name, shape in layer.mixer.state_shapes().items()
+        }
+
+    def new_state(self, batch: int) -> BatchState:
+        return BatchState.merge({str(i): layer.mixer.new_state(batch) for i, layer in enumerate(self.layers)})
+
+    def forward(
+        self, x: Tensor, state: BatchState | None = None, lengths: Tensor | None = None
+    ) -> tuple[Tensor, BatchState]:
+        parts = {}
+        for i, layer in enumerate(self.layers):
+            x, parts[str(i)] = layer(x, None if state is None else state.part(str(i)), lengths)
+        return self.norm(x), BatchState.merge(parts)
+
+    def step(self, x: Tensor, state: BatchState) -> tuple[Tensor, BatchState]:
+        parts = {}
+        for i, layer in enumerate(self.layers):
+            x, parts[str(i)] = layer.step(x, state.part(str(i)))
+        return self.norm(x), BatchState.merge(parts)
