@@ -1,0 +1,66 @@
+"""What flows in and out of an STT stream: inputs the transport pushes, events the model emits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class RecognitionOptions:
+    sample_rate: int = 16000  # of the audio the client sends, 8000-48000
+    language: str = "en"
+    turn_detection: bool = True  # emit TurnEvent and finalize turns on the model's end-of-turn decision
+
+
+# -- inputs -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AudioIn:
+    samples: np.ndarray  # float32 mono in [-1, 1] at the session's sample rate
+
+
+@dataclass(frozen=True)
+class Finalize:
+    """The client asks for a final transcript of everything heard so far."""
+
+
+@dataclass(frozen=True)
+class EndOfAudio:
+    """No more audio: finalize and end the stream."""
+
+
+# -- events -------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Word:
+    word: str
+    start: float  # seconds from the start of the stream
+    end: float
+
+
+@dataclass
+class Transcript:
+    text: str
+    is_final: bool
+    words: list[Word] = field(default_factory=list)
+    start: float = 0.0
+    duration: float = 0.0
+
+
+@dataclass(frozen=True)
+class TurnEvent:
+    """`start` when speech begins; `eager_end` when the turn has probably ended (act speculatively);
+    `resume` if the speaker goes on after an eager end; `end` when the turn is over."""
+
+    kind: Literal["start", "eager_end", "resume", "end"]
+    time: float  # seconds from the start of the stream
+
+
+@dataclass(frozen=True)
+class Finalized:
+    """Every final transcript for audio received before the Finalize has been emitted."""
