@@ -1,0 +1,118 @@
+import math
+
+import numpy as np
+import pytest
+
+from sonare.eval.turns import (
+    END_OF_TURN,
+    HOLD,
+    VAD_FRAME_SECONDS,
+    Pause,
+    TurnOutcomes,
+    best_operating_point,
+    score_fires,
+    silence_timer_fires,
+    summarize,
+)
+
+PAUSES = [
+    Pause(1.0, 1.5, HOLD),
+    Pause(3.0, 4.0, END_OF_TURN),
+    Pause(6.0, 6.4, HOLD),
+    Pause(8.0, 9.0, END_OF_TURN),
+    Pause(11.0, 12.0, END_OF_TURN),
+]
+
+
+def test_perfect_detector_has_no_cutoffs_and_its_latency():
+    metrics = summarize(score_fires(PAUSES, [3.2, 8.2, 11.2], audio_seconds=12.0))
+    assert metrics.false_cutoffs == 0 and metrics.misses == 0 and metrics.fires_in_speech == 0
+    assert metrics.latency_p50 == pytest.approx(0.2)
+
+
+def test_hold_fires_are_cutoffs_missed_ends_and_speech_fires_are_counted():
+    # 1.2 cuts a hold; 2.0 is mid-speech; the 8.0-9.0 end is missed; 11.9 is late but in time;
+    # 3.5 and 3.7 fire twice in one pause: only the first counts.
+    fires = [1.2, 2.0, 3.5, 3.7, 11.9]
+    outcomes = score_fires(PAUSES, fires, audio_seconds=60.0)
+    assert outcomes.hold_fired == [True, False]
+    assert outcomes.end_latencies == [pytest.approx(0.5), None, pytest.approx(0.9)]
+    metrics = summarize(outcomes)
+    assert metrics.false_cutoff_rate == pytest.approx(0.5)
+    assert metrics.miss_rate == pytest.approx(1 / 3)
+    assert metrics.fires_in_speech == 1
+    assert metrics.fires_in_speech_per_minute == pytest.approx(1.0)
+    assert metrics.latency_p50 == pytest.approx(0.7)
+
+
+def test_pause_edges_are_inclusive_and_fires_may_come_unsorted():
+    outcomes = score_fires(PAUSES, [12.0, 6.4, 3.0], audio_seconds=12.0)
+    assert outcomes.hold_fired == [False, True]
+    assert outcomes.end_latencies == [0.0, None, pytest.approx(1.0)]
+
+
+def test_no_detections_gives_nan_latency_not_an_error():
+    metrics = summarize(score_fires(PAUSES, [], audio_seconds=12.0))
+    assert metrics.misses == 3 and math.isnan(metrics.latency_p50)
+
+
+def test_outcomes_pool_across_conversations():
+    pooled = TurnOutcomes()
+    pooled.extend(score_fires(PAUSES, [1.1], 12.0))
+    pooled.extend(score_fires(PAUSES, [3.1], 12.0))
+    metrics = summarize(pooled)
+    assert (metrics.holds, metrics.false_cutoffs, metrics.ends, metrics.misses) == (4, 1, 6, 5)
+
+
+def test_pause_validation():
+    with pytest.raises(ValueError):
+        Pause(1.0, 2.0, "maybe")
+    with pytest.raises(ValueError):
+        Pause(2.0, 1.0, HOLD)
+    assert Pause.from_dict({"start": 1, "end": 2, "kind": "hold"}) == Pause(1.0, 2.0, HOLD)
+
+
+def test_best_operating_point_respects_the_false_cutoff_budget():
+    def metrics(cutoff_rate: float, p50: float):
+        outcomes = TurnOutcomes(
+            hold_fired=[True] * round(cutoff_rate * 100) + [False] * round(100 - cutoff_rate * 100)
+        )
+        outcomes.end_latencies = [p50]
+        return summarize(outcomes)
+
+    curve = {100.0: metrics(0.30, 0.15), 500.0: metrics(0.05, 0.55), 800.0: metrics(0.01, 0.85)}
+    assert best_operating_point(curve, 0.05) == 500.0
+    assert best_operating_point(curve, 0.01) == 800.0
+    assert best_operating_point(curve, 0.0) is None
+
+
+def _frames(pattern: str) -> np.ndarray:
+    """'S' speech, '.' silence, 'm' an in-between probability, one character per VAD frame."""
+    return np.array([{"S": 0.9, ".": 0.05, "m": 0.45}[c] for c in pattern])
+
+
+def test_silence_timer_fires_after_enough_silent_frames_and_rearms_on_speech():
+    probabilities = _frames("..SSS......SS...SS..")
+    fires = silence_timer_fires(probabilities, timer_seconds=3 * VAD_FRAME_SECONDS)
+    # Silence from frame 5 -> fires at the end of frame 7; then frames 13-15 -> end of 15; then
+    # only two silent frames at the end: no firing. Leading silence never fires (not armed).
+    assert fires == pytest.approx([8 * VAD_FRAME_SECONDS, 16 * VAD_FRAME_SECONDS])
+
+
+def test_silence_timer_hysteresis():
+    # An in-between probability neither starts silence nor interrupts a silence already running.
+    assert silence_timer_fires(_frames("SSmmmm"), 2 * VAD_FRAME_SECONDS) == []
+    assert silence_timer_fires(_frames("SS.m.."), 3 * VAD_FRAME_SECONDS) == pytest.approx(
+        [5 * VAD_FRAME_SECONDS]
+    )
+    # A single speech frame restarts the count.
+    assert silence_timer_fires(_frames("SS..S.."), 3 * VAD_FRAME_SECONDS) == []
+
+
+def test_longer_timers_fire_later_or_not_at_all():
+    probabilities = _frames("SSSS" + "." * 10 + "SSSS" + "." * 30)
+    # 0.1 s needs 4 silent frames of 32 ms, 0.5 s needs 16: the 10-frame gap only trips the short one.
+    assert silence_timer_fires(probabilities, 0.1) == pytest.approx(
+        [8 * VAD_FRAME_SECONDS, 22 * VAD_FRAME_SECONDS]
+    )
+    assert silence_timer_fires(probabilities, 0.5) == pytest.approx([34 * VAD_FRAME_SECONDS])
