@@ -1,0 +1,82 @@
+"""16 kHz log-mel features (80 bins, 25 ms window, 10 ms hop), offline and streaming.
+
+Frames are not centred: frame i covers samples [i * HOP, i * HOP + WINDOW). That makes every frame
+depend only on audio already received, so the streaming extractor emits exactly the offline frames
+as soon as their last sample arrives, with no look-ahead and no padding at either end.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import torch
+
+SAMPLE_RATE = 16000
+WINDOW = 400  # 25 ms
+HOP = 160  # 10 ms
+N_FFT = 512
+N_MELS = 80
+F_MIN = 20.0
+F_MAX = 7600.0
+LOG_FLOOR = 1e-6
+
+
+def _hz_to_mel(hz: np.ndarray) -> np.ndarray:
+    return 2595.0 * np.log10(1.0 + hz / 700.0)
+
+
+def _mel_to_hz(mel: np.ndarray) -> np.ndarray:
+    return 700.0 * (10.0 ** (mel / 2595.0) - 1.0)
+
+
+@functools.cache
+def mel_filterbank() -> torch.Tensor:
+    """Triangular filters on the HTK mel scale, shape (N_FFT // 2 + 1, N_MELS), each of unit area."""
+    bin_hz = np.linspace(0.0, SAMPLE_RATE / 2, N_FFT // 2 + 1)
+    edges = _mel_to_hz(np.linspace(_hz_to_mel(np.array(F_MIN)), _hz_to_mel(np.array(F_MAX)), N_MELS + 2))
+    lower, centre, upper = edges[:-2, None], edges[1:-1, None], edges[2:, None]
+    rising = (bin_hz[None, :] - lower) / (centre - lower)
+    falling = (upper - bin_hz[None, :]) / (upper - centre)
+    filters = np.maximum(0.0, np.minimum(rising, falling))
+    # Equal-area normalisation keeps wide high-frequency bands from dominating the spectrum.
+    filters *= 2.0 / (upper - lower)
+    return torch.from_numpy(filters.T.astype(np.float32))
+
+
+@functools.cache
+def _window() -> torch.Tensor:
+    return torch.hann_window(WINDOW, periodic=True, dtype=torch.float32)
+
+
+def num_frames(num_samples: int) -> int:
+    """How many frames `log_mel` returns for a signal of this length."""
+    return 0 if num_samples < WINDOW else 1 + (num_samples - WINDOW) // HOP
+
+
+def log_mel(audio: np.ndarray | torch.Tensor) -> torch.Tensor:
+    """Log-mel spectrogram of 16 kHz audio shaped (..., samples); returns (..., frames, N_MELS) float32."""
+    x = torch.as_tensor(audio, dtype=torch.float32)
+    if x.shape[-1] < WINDOW:
+        return x.new_zeros((*x.shape[:-1], 0, N_MELS))
+    frames = x.unfold(-1, WINDOW, HOP) * _window()
+    power = torch.fft.rfft(frames, n=N_FFT).abs().square()
+    return torch.log(torch.clamp(power @ mel_filterbank(), min=LOG_FLOOR))
+
+
+class StreamingLogMel:
+    """Log-mel frames from audio pushed in chunks of any size; equal to `log_mel` of the whole signal."""
+
+    def __init__(self) -> None:
+        self._pending = np.zeros(0, dtype=np.float32)
+
+    def reset(self) -> None:
+        self._pending = np.zeros(0, dtype=np.float32)
+
+    def push(self, chunk: np.ndarray) -> torch.Tensor:
+        """Add samples; returns the frames (n, N_MELS) completed by them (n may be 0)."""
+        buffer = np.concatenate([self._pending, np.asarray(chunk, dtype=np.float32).reshape(-1)])
+        n = num_frames(len(buffer))
+        # Keep the samples the next frame still needs: everything from its first sample on.
+        self._pending = buffer[n * HOP :]
+        return log_mel(buffer[: (n - 1) * HOP + WINDOW] if n else buffer[:0])

@@ -1,0 +1,77 @@
+"""Corpus recipes: a YAML file listing sections that are built in order.
+
+A section renders utterances until it holds `hours` of audio. Kinds:
+- `speech`: a teacher reads generated sentences with a set of speakers (voice + transform);
+- `augment`: acoustic copies (noise, reverberation, telephone, codecs, level, clipping) of
+  utterances from earlier sections, at 16 kHz, for recognition;
+- `conversation`: one speaker's side of a dialogue, turns and in-turn holds joined by labelled
+  pauses, for turn detection.
+See configs/data-default.yaml for every option in use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+@dataclass
+class Section:
+    name: str
+    kind: str
+    hours: float
+    split: str = "train"
+    tasks: list[str] = field(default_factory=lambda: ["tts", "stt"])
+    teacher: str = ""
+    voices: list[str] = field(default_factory=list)
+    # Speakers per voice: 0 keeps the voice as it is; n > 0 draws n transforms from `transform`.
+    speakers_per_voice: int = 0
+    transform: dict[str, list[float]] = field(default_factory=dict)
+    rate: list[float] = field(default_factory=lambda: [1.0, 1.0])
+    sentence_split: str = "train"
+    sample_rate: int | None = None  # None keeps the teacher's native rate
+    max_seconds: float = 12.0
+    sources: list[str] = field(default_factory=list)
+    acoustic: dict[str, Any] = field(default_factory=dict)
+    conversation: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CorpusConfig:
+    name: str
+    seed: int
+    language: str
+    sections: list[Section]
+
+    def section(self, name: str) -> Section:
+        for s in self.sections:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+
+KINDS = ("speech", "augment", "conversation")
+
+
+def load_config(path: str | Path) -> CorpusConfig:
+    raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    sections = [Section(**s) for s in raw["sections"]]
+    names = [s.name for s in sections]
+    if len(set(names)) != len(names):
+        raise ValueError("section names must be unique")
+    for s in sections:
+        if s.kind not in KINDS:
+            raise ValueError(f"section {s.name}: kind must be one of {KINDS}")
+        if s.split not in ("train", "heldout"):
+            raise ValueError(f"section {s.name}: split must be train or heldout")
+        if s.kind == "speech" and not (s.teacher and s.voices):
+            raise ValueError(f"section {s.name}: speech needs a teacher and voices")
+        for source in s.sources:
+            if source not in names[: names.index(s.name)]:
+                raise ValueError(f"section {s.name}: source {source!r} must be an earlier section")
+    return CorpusConfig(
+        name=raw["name"], seed=int(raw["seed"]), language=raw.get("language", "en-us"), sections=sections
+    )
