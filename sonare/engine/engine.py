@@ -149,6 +149,8 @@ class Engine:
             self._pools[name] = _Pool(model=model, state=state, slots=n, free=list(range(n - 1, -1, -1)))
             self.metrics.slots.labels(name).set(n)
             self.metrics.active_streams.labels(name).set(0)
+            self.metrics.underruns.labels(name)  # export zeros from the start, not only after a first event
+            self.metrics.stream_errors.labels(name)
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._running = False

@@ -177,7 +177,7 @@ class Mamba2(nn.Module):
         dt = F.softplus(dt + self.dt_bias)  # (B, H)
         decay = torch.exp(dt * -torch.exp(self.A_log))  # (B, H)
         ssm = state["ssm"] * decay[..., None, None] + (dt[..., None] * x)[..., None] * b[:, :, None, :]
-        y = torch.einsum("bhpn,bhn->bhp", ssm, cm) + x * self.D[:, None]
+        y = torch.matmul(ssm, cm.unsqueeze(-1)).squeeze(-1) + x * self.D[:, None]  # (B, H, P)
         y = self._gate_and_project(y.reshape(u.shape[0], c.d_inner), z)
         return y, BatchState({"conv": window[:, :, 1:], "ssm": ssm})
 
