@@ -1,14 +1,16 @@
 """Turn-detection evaluation, and the baseline to beat: a voice-activity detector plus a silence timer.
 
 Scoring. A conversation has labelled pauses: `end_of_turn` (the speaker has finished; the pause
-lasts until the next speaker starts) and `hold` (the speaker pauses mid-turn and goes on). A
-detector outputs the times at which it declared "end of turn". Each pause is matched with the
-first firing inside it, `start <= t <= end`:
+lasts until speech starts again) and `hold` (the speaker pauses mid-turn and goes on). A detector
+outputs the times at which it declared "end of turn". Each pause owns a window of time:
 
-- on a hold pause, any firing is a false cut-off (the agent would have interrupted the speaker);
-- on an end-of-turn pause, the firing's latency is `t - start` (time from the end of speech to the
-  decision); no firing before the next speaker starts is a miss;
-- firings outside every labelled pause happen during speech and are counted separately.
+- a hold pause owns `[start, next pause start)`: a firing anywhere in it is a false cut-off (the
+  agent would have interrupted the speaker). The window runs past the end of the silence because
+  a detector that reacts late to the hold still fires after the speaker has resumed, and that is
+  the same interruption;
+- an end-of-turn pause owns `[start, end]`: the first firing's latency is `t - start` (time from the
+  end of speech to the decision); no firing before speech starts again is a miss;
+- firings in no window happen in speech that starts a turn, and are counted separately.
 
 A detector may have several operating points (timer lengths, thresholds); each is scored, giving
 a curve, and the operating point reported is the one with the lowest median latency whose
@@ -68,18 +70,23 @@ class TurnOutcomes:
 def score_fires(pauses: Sequence[Pause], fires: Iterable[float], audio_seconds: float) -> TurnOutcomes:
     """Match one conversation's detector firings against its labelled pauses."""
     fire_times = np.sort(np.asarray(list(fires), dtype=np.float64))
+    ordered = sorted(pauses, key=lambda p: p.start)
     outcomes = TurnOutcomes(audio_seconds=audio_seconds)
-    inside_a_pause = np.zeros(fire_times.size, dtype=bool)
-    for pause in pauses:
+    in_a_window = np.zeros(fire_times.size, dtype=bool)
+    for index, pause in enumerate(ordered):
         first = int(np.searchsorted(fire_times, pause.start, side="left"))
-        last = int(np.searchsorted(fire_times, pause.end, side="right"))
-        inside_a_pause[first:last] = True
+        if pause.kind == HOLD:
+            following = ordered[index + 1].start if index + 1 < len(ordered) else math.inf
+            last = int(np.searchsorted(fire_times, following, side="left"))
+        else:
+            last = int(np.searchsorted(fire_times, pause.end, side="right"))
+        in_a_window[first:last] = True
         fired_at = float(fire_times[first]) if first < last else None
         if pause.kind == HOLD:
             outcomes.hold_fired.append(fired_at is not None)
         else:
             outcomes.end_latencies.append(None if fired_at is None else fired_at - pause.start)
-    outcomes.fires_in_speech = int(np.count_nonzero(~inside_a_pause))
+    outcomes.fires_in_speech = int(np.count_nonzero(~in_a_window))
     return outcomes
 
 
