@@ -46,6 +46,14 @@ _STRESS_AND_LENGTH = frozenset("ˈˌː")
 # espeak-ng writes "(fr)" when it switches language for a foreign word, and "-" between words
 # it links (French liaison); neither is a sound.
 _NOT_SOUNDS = re.compile(r"\([^()]*\)|-")
+# A few languages' phoneme tables leak espeak-ng's ASCII phoneme names or IPA ligatures into the
+# IPA output; these have one unambiguous IPA spelling. (Other leaked marks such as "`" or "["
+# stay as symbols: they still tell phonemes apart.)
+_IPA_SPELLING = str.maketrans(
+    {"g": "ɡ", ":": "ː", "?": "ʔ", "S": "ʃ", "Z": "ʒ", "N": "ŋ", "X": "x", "A": "ɑ"}
+    | {"ʦ": "t" + TIE + "s", "ʧ": "t" + TIE + "ʃ", "ʤ": "d" + TIE + "ʒ"}
+)
+_REPEATED_TIES = re.compile(TIE + "{2,}")
 
 _AUDIO_OUTPUT_SYNCHRONOUS = 2
 _INITIALIZE_DONT_EXIT = 0x8000
@@ -174,7 +182,8 @@ def split_phonemes(ipa_word: str) -> tuple[str, ...]:
     """Phoneme tokens of one word of espeak-ng IPA (see the module docstring for the rules)."""
     tokens: list[str] = []
     join_next = False
-    for ch in _NOT_SOUNDS.sub("", ipa_word):
+    ipa_word = _REPEATED_TIES.sub(TIE, _NOT_SOUNDS.sub("", ipa_word).translate(_IPA_SPELLING))
+    for ch in ipa_word:
         if ch.isspace():
             continue
         if ch == TIE and tokens:
