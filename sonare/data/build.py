@@ -4,7 +4,8 @@ Resuming: every item has an id fixed by the recipe (section name + index) and it
 drawn from a random generator seeded by (recipe seed, section, index), so a restarted build plans
 the same items, skips the ids already in the manifest and continues where it stopped. Results
 are appended in plan order, so an interrupted build followed by a resumed one writes the same
-manifest as one uninterrupted run. A section is complete once it holds `hours` of audio.
+manifest as one uninterrupted run. A section is complete once it holds `hours` of audio (or
+`items` utterances).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import json
 import os
 import zlib
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,8 @@ from sonare.data.speakers import SpeakerTransform, sample_transform
 # How many sentences to ask for per hour of audio: more than any section uses (sentences
 # average over two seconds), so the plan never runs out.
 SENTENCES_PER_HOUR = 2400
+# A brisk reading pace, to keep sentences under a section's `max_seconds` before synthesising them.
+WORDS_PER_SECOND = 2.8
 
 
 def item_rng(seed: int, section: str, index: int, purpose: str = "") -> np.random.Generator:
@@ -60,7 +64,7 @@ def section_speakers(config: CorpusConfig, section: Section) -> list[tuple[str, 
 def section_sentences(config: CorpusConfig, section: Section) -> list[str]:
     from sonare.text.sentences import generate_sentences
 
-    n = max(16, int(section.hours * SENTENCES_PER_HOUR) + 16)
+    n = max(16, int(section.hours * SENTENCES_PER_HOUR) + 16, 4 * (section.items or 0))
     seed = config.seed + zlib.crc32(section.name.encode())
     return generate_sentences(n, seed, split=section.sentence_split)
 
@@ -74,6 +78,8 @@ def plan_speech(config: CorpusConfig, section: Section) -> Iterator[dict[str, An
 
     speakers = section_speakers(config, section)
     for index, text in enumerate(section_sentences(config, section)):
+        if len(text.split()) > section.max_seconds * WORDS_PER_SECOND:
+            continue  # too long for one training utterance
         rng = item_rng(config.seed, section.name, index)
         speaker, voice, transform = speakers[int(rng.integers(len(speakers)))]
         item_id = f"{section.name}-{index:06d}"
@@ -136,6 +142,21 @@ def _skip_problem(spec: dict[str, Any], error: BaseException) -> None:
     print(f"skipping {spec['id']}: {type(error).__name__}: {error}", flush=True)
 
 
+@dataclass
+class _Fill:
+    """How much audio (seconds) and how many items a section holds against its target."""
+
+    have: float
+    target: float
+    count: int
+    max_items: int | None
+
+    def full(self) -> bool:
+        if self.max_items is not None:
+            return self.count >= self.max_items
+        return self.have >= self.target
+
+
 def build_corpus(
     config: CorpusConfig,
     out_dir: str | Path,
@@ -145,37 +166,18 @@ def build_corpus(
     features: bool = True,
 ) -> dict[str, float]:
     """Build (or resume) every section in order; returns hours per section."""
-    from tqdm import tqdm
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     manifest = out / MANIFEST_NAME
     records = list(read_manifest(manifest))
-    done = {r["id"] for r in records}
     hours: dict[str, float] = {}
     with ManifestWriter(manifest) as writer, ProcessPoolExecutor(workers, initializer=_init_worker) as pool:
         for section in config.sections:
             if sections and section.name not in sections:
                 continue
-            have = sum(r["duration"] for r in records if r["section"] == section.name)
-            target = section.hours * 3600
-            bar = tqdm(
-                total=round(target / 60, 1), initial=round(min(have, target) / 60, 1), unit="min",
-                desc=section.name, disable=not progress, dynamic_ncols=True, mininterval=5,
-            )  # fmt: skip
-            if have < target:
-                plan = (s for s in plan_section(config, section, records) if s["id"] not in done)
-                for record in _render_in_order(pool, plan, str(out), workers, lambda: have >= target):
-                    if have >= target:
-                        (out / record["audio"]).unlink(missing_ok=True)  # finished after the section filled
-                        continue
-                    writer.append(record)
-                    records.append(record)
-                    done.add(record["id"])
-                    have += record["duration"]
-                    bar.update(round(record["duration"] / 60, 3))
-            bar.close()
-            hours[section.name] = have / 3600
+            hours[section.name] = _build_section(
+                config, section, out, records, writer, pool, workers, progress
+            )
             if features and "stt" in section.tasks:
                 from sonare.data.featcache import cache_features
 
@@ -183,7 +185,39 @@ def build_corpus(
     return hours
 
 
-def _render_in_order(pool, plan, corpus_dir: str, workers: int, full) -> Iterator[dict[str, Any]]:
+def _build_section(config, section, out: Path, records, writer, pool, workers: int, progress: bool) -> float:
+    """Render a section's missing items, appending to the manifest and to `records`; returns hours."""
+    from tqdm import tqdm
+
+    done = {r["id"] for r in records}
+    mine = [r for r in records if r["section"] == section.name]
+    fill = _Fill(sum(r["duration"] for r in mine), section.hours * 3600, len(mine), section.items)
+    bar = tqdm(
+        total=round(fill.target / 60, 1), initial=round(min(fill.have, fill.target) / 60, 1), unit="min",
+        desc=section.name, disable=not progress, dynamic_ncols=True, mininterval=5,
+    )  # fmt: skip
+    if not fill.full():
+        plan = (s for s in plan_section(config, section, records) if s["id"] not in done)
+        for record in _render_in_order(pool, plan, str(out), workers, fill.full):
+            if fill.full():
+                (out / record["audio"]).unlink(missing_ok=True)  # finished after the section filled
+                continue
+            writer.append(record)
+            records.append(record)
+            fill.have += record["duration"]
+            fill.count += 1
+            bar.update(round(record["duration"] / 60, 3))
+    bar.close()
+    return fill.have / 3600
+
+
+def _render_in_order(
+    pool: ProcessPoolExecutor,
+    plan: Iterator[dict[str, Any]],
+    corpus_dir: str,
+    workers: int,
+    full: Callable[[], bool],
+) -> Iterator[dict[str, Any]]:
     """Render specs on the pool, a few ahead of the writer, yielding results in plan order."""
     window: deque[tuple[dict[str, Any], Future]] = deque()
     exhausted = False

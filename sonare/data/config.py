@@ -1,6 +1,6 @@
 """Corpus recipes: a YAML file listing sections that are built in order.
 
-A section renders utterances until it holds `hours` of audio. Kinds:
+A section renders utterances until it holds `hours` of audio (or `items` utterances). Kinds:
 - `speech`: a teacher reads generated sentences with a set of speakers (voice + transform);
 - `augment`: acoustic copies (noise, reverberation, telephone, codecs, level, clipping) of
   utterances from earlier sections, at 16 kHz, for recognition;
@@ -22,7 +22,8 @@ import yaml
 class Section:
     name: str
     kind: str
-    hours: float
+    hours: float = 0.0
+    items: int | None = None  # when set, the section is full at this many items instead of `hours`
     split: str = "train"
     tasks: list[str] = field(default_factory=lambda: ["tts", "stt"])
     teacher: str = ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,11 @@ from sonare.data.teachers import Timing, get_teacher
 from sonare.data.timings import transfer_timings
 from sonare.data.tokens import TokenizedText, tokenize
 
-# Below this share of matched phoneme characters an engine's own timings are not trusted and the
-# utterance is aligned acoustically instead.
-MIN_TRANSFER_MATCH = 0.85
+# An engine's own timings are trusted when nearly every phoneme has a counterpart in the engine's
+# phones and most are the very same sound (accents change vowels, not the sequence); otherwise
+# the utterance is aligned acoustically.
+MIN_TRANSFER_COVERED = 0.9
+MIN_TRANSFER_MATCH = 0.6
 LEAD_SILENCE = 0.2
 TAIL_SILENCE = 0.3
 TARGET_RMS_DB = -20.0
@@ -52,8 +55,9 @@ def token_timings(
     """Timings for every token: carried over from the engine when it reports them well, else aligned."""
     if phones:
         transfer = transfer_timings(phones, text.tokens)
-        if transfer.matched >= MIN_TRANSFER_MATCH:
-            return transfer.timings, {"method": "engine", "matched": round(transfer.matched, 3)}
+        if transfer.covered >= MIN_TRANSFER_COVERED and transfer.matched >= MIN_TRANSFER_MATCH:
+            quality = {"matched": round(transfer.matched, 3), "covered": round(transfer.covered, 3)}
+            return transfer.timings, {"method": "engine", **quality}
     from sonare.data.align import align
 
     result = align(audio, sample_rate, text.tokens, normalized, language)
@@ -87,33 +91,54 @@ def trim_to_speech(
     return audio[a:b], shifted
 
 
+@dataclass
+class Speech:
+    """One rendered sentence: audio with a timing for every phoneme token."""
+
+    audio: np.ndarray
+    sample_rate: int
+    text: TokenizedText
+    timings: list[Timing]
+    alignment: dict[str, Any]
+
+
+def speak(
+    teacher_name: str, voice: str, rate: float, transform: SpeakerTransform, normalized: str, language: str
+) -> Speech:
+    """Synthesise, time every token, apply the speaker transform and trim to the speech."""
+    text = tokenize(normalized, language)
+    utterance = get_teacher(teacher_name).synthesize(normalized, voice, rate)
+    audio, sample_rate = utterance.audio, utterance.sample_rate
+    timings, alignment = token_timings(audio, sample_rate, utterance.phones, text, normalized, language)
+    if not transform.is_identity:
+        audio = apply_speaker_transform(audio, sample_rate, transform)
+        timings = [Timing(t.label, t.start / transform.tempo, t.end / transform.tempo) for t in timings]
+    audio, timings = trim_to_speech(audio, sample_rate, timings)
+    return Speech(audio, sample_rate, text, timings, alignment)
+
+
 def render_speech(spec: dict[str, Any], corpus_dir: str) -> dict[str, Any]:
     """Synthesise one sentence with one speaker; see `sonare.data.build.plan_speech` for the spec."""
-    teacher = get_teacher(spec["teacher"])
     language = spec["language"]
-    text = tokenize(spec["normalized"], language)
-    utterance = teacher.synthesize(spec["normalized"], spec["voice"], spec["rate"])
-    audio, rate = utterance.audio, utterance.sample_rate
-    timings, alignment = token_timings(audio, rate, utterance.phones, text, spec["normalized"], language)
-    transform = SpeakerTransform.from_dict(spec["transform"])
-    if not transform.is_identity:
-        audio = apply_speaker_transform(audio, rate, transform)
-        timings = [Timing(t.label, t.start / transform.tempo, t.end / transform.tempo) for t in timings]
-    audio, timings = trim_to_speech(audio, rate, timings)
+    speech = speak(
+        spec["teacher"], spec["voice"], spec["rate"], SpeakerTransform.from_dict(spec["transform"]),
+        spec["normalized"], language,
+    )  # fmt: skip
+    audio, rate = speech.audio, speech.sample_rate
     if spec.get("sample_rate") and spec["sample_rate"] != rate:
         audio, rate = resample(audio, rate, spec["sample_rate"]), spec["sample_rate"]
     audio = normalize_level(audio, rate)
     save_audio(Path(corpus_dir) / spec["audio"], audio, rate)
     duration = len(audio) / rate
-    timings = [Timing(t.label, min(t.start, duration), min(t.end, duration)) for t in timings]
+    timings = [Timing(t.label, min(t.start, duration), min(t.end, duration)) for t in speech.timings]
     return {
         "id": spec["id"],
         "section": spec["section"],
         "audio": spec["audio"],
         "text": spec["text"],
         "normalized": spec["normalized"],
-        "phonemes": text.tokens,
-        "words": word_spans(text, timings),
+        "phonemes": speech.text.tokens,
+        "words": word_spans(speech.text, timings),
         "phones": phone_spans(timings),
         "speaker": spec["speaker"],
         "teacher": spec["teacher"],
@@ -126,5 +151,5 @@ def render_speech(spec: dict[str, Any], corpus_dir: str) -> dict[str, Any]:
         "sample_rate": rate,
         "split": spec["split"],
         "tasks": spec["tasks"],
-        "alignment": alignment,
+        "alignment": speech.alignment,
     }

@@ -34,7 +34,8 @@ def _is_silent(token: str) -> bool:
 @dataclass
 class Transfer:
     timings: list[Timing]
-    matched: float  # fraction of the target's phoneme characters matched to a source character
+    matched: float  # fraction of the target's phoneme characters matched to the same source character
+    covered: float  # ... matched or standing in place of a different source character
 
 
 def transfer_timings(source: list[Timing], target: list[str]) -> Transfer:
@@ -62,22 +63,40 @@ def transfer_timings(source: list[Timing], target: list[str]) -> Transfer:
             owner.append(i)
     # Only phoneme characters count towards the match score: engines that report no pauses or
     # punctuation (espeak-ng) would otherwise look worse than they are.
-    phoneme_chars = sum(1 for k in owner if target[k] != WORD_BREAK and target[k] not in PUNCTUATION)
+    phoneme_chars = sum(1 for k in owner if _counts(target[k]))
 
     spans: list[list[float] | None] = [None] * len(target)
-    matched = 0
-    for block in SequenceMatcher(None, tgt_chars, src_chars, autojunk=False).get_matching_blocks():
-        for k in range(block.size):
-            s, e = src_spans[block.b + k]
-            span = spans[owner[block.a + k]]
-            if span is None:
-                spans[owner[block.a + k]] = [s, e]
-            else:
-                span[0], span[1] = min(span[0], s), max(span[1], e)
-            token = target[owner[block.a + k]]
-            matched += token != WORD_BREAK and token not in PUNCTUATION
-    fraction = matched / phoneme_chars if phoneme_chars else 1.0
-    return Transfer(_fill(target, spans, source), fraction)
+
+    def claim(target_char: int, start: float, end: float) -> None:
+        span = spans[owner[target_char]]
+        if span is None:
+            spans[owner[target_char]] = [start, end]
+        else:
+            span[0], span[1] = min(span[0], start), max(span[1], end)
+
+    equal = replaced = 0
+    for op, a1, a2, b1, b2 in SequenceMatcher(None, tgt_chars, src_chars, autojunk=False).get_opcodes():
+        if op == "equal":
+            for k in range(a2 - a1):
+                claim(a1 + k, *src_spans[b1 + k])
+                equal += _counts(target[owner[a1 + k]])
+        elif op == "replace":
+            # Same place, different sounds (an accent's vowel, a voicing difference): the target
+            # characters share the replaced source span in proportion.
+            lo, hi = src_spans[b1][0], src_spans[b2 - 1][1]
+            step = (hi - lo) / (a2 - a1)
+            for k in range(a2 - a1):
+                claim(a1 + k, lo + k * step, lo + (k + 1) * step)
+                replaced += _counts(target[owner[a1 + k]])
+    return Transfer(
+        _fill(target, spans, source),
+        matched=equal / phoneme_chars if phoneme_chars else 1.0,
+        covered=(equal + replaced) / phoneme_chars if phoneme_chars else 1.0,
+    )
+
+
+def _counts(token: str) -> bool:
+    return token != WORD_BREAK and token not in PUNCTUATION
 
 
 def _fill(target: list[str], spans: list[list[float] | None], source: list[Timing]) -> list[Timing]:

@@ -30,8 +30,9 @@ _EVENT_WORD = 1
 _EVENT_PHONEME = 7
 _DEFAULT_WPM = 175
 
-# espeak-ng voice files (by file name; "en" is British English) whose English is close enough to share the `sonare.text` en-us phoneme inventory,
-# and the voice variants espeak-ng ships (each a different synthetic speaker).
+# espeak-ng English voices (by file name; "en" is British English), close enough to share the
+# `sonare.text` en-us phoneme inventory, and the voice variants espeak-ng ships (each a different
+# synthetic speaker).
 ENGLISH_LANGUAGES = (
     "en-us",
     "en",
