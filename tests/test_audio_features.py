@@ -1,0 +1,60 @@
+import numpy as np
+import pytest
+import torch
+
+from sonare.audio import features
+from sonare.audio.features import StreamingLogMel, log_mel, mel_filterbank, num_frames
+
+
+def _signal(seconds: float, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    t = np.arange(int(seconds * features.SAMPLE_RATE)) / features.SAMPLE_RATE
+    return (0.3 * np.sin(2 * np.pi * 440 * t) + 0.05 * rng.standard_normal(len(t))).astype(np.float32)
+
+
+def test_frame_count_and_shape():
+    for n in (0, 399, 400, 559, 560, 16000):
+        assert log_mel(np.zeros(n, dtype=np.float32)).shape == (num_frames(n), features.N_MELS)
+    assert num_frames(16000) == 98  # 1 + (16000 - 400) // 160
+
+
+def test_batched_equals_single():
+    x = np.stack([_signal(0.5, 1), _signal(0.5, 2)])
+    batch = log_mel(x)
+    assert batch.shape == (2, num_frames(x.shape[1]), features.N_MELS)
+    torch.testing.assert_close(batch[1], log_mel(x[1]))
+
+
+def test_tone_lands_in_the_right_mel_bin():
+    t = np.arange(features.SAMPLE_RATE) / features.SAMPLE_RATE
+    for hz in (300.0, 1000.0, 4000.0):
+        mel = log_mel(np.sin(2 * np.pi * hz * t).astype(np.float32))
+        peak_bin = int(mel.mean(dim=0).argmax())
+        centre = mel_filterbank()[:, peak_bin].argmax().item() * features.SAMPLE_RATE / features.N_FFT
+        assert abs(centre - hz) / hz < 0.15
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_streaming_equals_offline(seed):
+    x = _signal(2.0, seed)
+    rng = np.random.default_rng(seed)
+    stream = StreamingLogMel()
+    pieces, i = [], 0
+    while i < len(x):
+        n = int(rng.choice([0, 1, 7, 159, 160, 161, 400, 1234]))
+        pieces.append(stream.push(x[i : i + n]))
+        i += n
+    streamed = torch.cat(pieces)
+    offline = log_mel(x)
+    assert streamed.shape == offline.shape
+    assert (streamed - offline).abs().max().item() < 1e-5
+
+
+def test_streaming_emits_frames_as_soon_as_complete():
+    stream = StreamingLogMel()
+    assert stream.push(np.zeros(399, dtype=np.float32)).shape[0] == 0
+    assert stream.push(np.zeros(1, dtype=np.float32)).shape[0] == 1
+    assert stream.push(np.zeros(159, dtype=np.float32)).shape[0] == 0
+    assert stream.push(np.zeros(1, dtype=np.float32)).shape[0] == 1
+    stream.reset()
+    assert stream.push(np.zeros(160, dtype=np.float32)).shape[0] == 0
