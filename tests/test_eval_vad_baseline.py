@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from eval_clips import spoken_conversation
 
 from sonare.eval.turns import (
     END_OF_TURN,
@@ -18,26 +19,10 @@ END_SECONDS = 1.5
 
 @pytest.fixture(scope="module")
 def conversation() -> tuple[np.ndarray, int, list[Pause]]:
-    """Speech, a short hold pause, speech, a long end-of-turn pause, speech, trailing silence."""
-    from sonare.data.teachers import get_teacher
-
-    espeak = get_teacher("espeak")
-    rate = espeak.sample_rate
-    pieces: list[np.ndarray] = []
-    pauses: list[Pause] = []
-    cursor = 0
+    """Speech, a short hold pause, speech, a long end-of-turn pause, speech, a final pause."""
     phrases = ["I would like to book a table", "for two people tonight.", "Sure, what time?"]
     gaps = [(HOLD_SECONDS, HOLD), (END_SECONDS, END_OF_TURN), (END_SECONDS, END_OF_TURN)]
-    for phrase, (gap, kind) in zip(phrases, gaps, strict=True):
-        clip = espeak.synthesize(phrase, "en-us")
-        # Cut the engine's own leading and trailing silence so the labels are exact.
-        first, last = round(clip.words[0].start * rate), round(clip.words[-1].end * rate)
-        speech = clip.audio[first:last]
-        pieces += [speech, np.zeros(round(gap * rate), dtype=np.float32)]
-        cursor += speech.size
-        pauses.append(Pause(cursor / rate, (cursor + round(gap * rate)) / rate, kind))
-        cursor += round(gap * rate)
-    return np.concatenate(pieces), rate, pauses
+    return spoken_conversation(phrases, gaps)
 
 
 @pytest.fixture(scope="module")

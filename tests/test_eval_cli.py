@@ -1,0 +1,113 @@
+"""`sonare eval` end to end on a tiny corpus written by the test."""
+
+import json
+
+import pytest
+from eval_clips import spoken_conversation
+
+from sonare.audio.io import save_audio
+from sonare.cli import main
+from sonare.eval.turns import END_OF_TURN, HOLD
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """A manifest with one held-out conversation and single-voice clips of two speakers."""
+    from sonare.data.teachers import get_teacher
+
+    root = tmp_path_factory.mktemp("corpus")
+    audio, rate, pauses = spoken_conversation(
+        ["Could you check my order", "from last week?", "Thanks a lot."],
+        [(0.3, HOLD), (1.4, END_OF_TURN), (1.4, END_OF_TURN)],
+    )
+    save_audio(root / "audio" / "conv.wav", audio, rate)
+    records = [
+        {
+            "id": "conv",
+            "audio": "audio/conv.wav",
+            "text": "Could you check my order from last week? Thanks a lot.",
+            "pauses": [{"start": p.start, "end": p.end, "kind": p.kind} for p in pauses],
+            "speaker": "espeak-en-us",
+            "augment": {},
+            "split": "heldout",
+        }
+    ]
+    espeak = get_teacher("espeak")
+    texts = ["The garden gate was left open.", "Seven ships sailed at dawn.", "Please call me back soon."]
+    for voice in ("en-us", "en-us+f3"):
+        for index, text in enumerate(texts):
+            clip = espeak.synthesize(text, voice)
+            name = f"{voice.replace('+', '_')}-{index}"
+            save_audio(root / "audio" / f"{name}.wav", clip.audio, clip.sample_rate)
+            records.append(
+                {
+                    "id": name,
+                    "audio": f"audio/{name}.wav",
+                    "text": text,
+                    "speaker": f"espeak-{voice}",
+                    "augment": {},
+                    "split": "heldout",
+                }
+            )
+    manifest = root / "manifest.jsonl"
+    manifest.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return manifest
+
+
+def test_eval_without_a_subcommand_prints_help(capsys):
+    assert main(["eval"]) == 2
+    assert "tts" in capsys.readouterr().out
+
+
+def test_eval_turns_writes_the_curve_and_the_best_setting(corpus, tmp_path, capsys):
+    out = tmp_path / "turns.json"
+    assert main(["eval", "turns", "--manifest", str(corpus), "--out", str(out), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "timer_ms" in printed and "best within 5%" in printed
+    results = json.loads(out.read_text())
+    assert results["command"].startswith("sonare") and results["settings"]["detector"] == "vad-timer"
+    assert results["conversations"] == 1
+    assert [row["timer_ms"] for row in results["curve"]] == list(range(100, 2001, 100))
+    best = results["best"]
+    # The 0.3 s hold must not be cut off and the 1.4 s ends must be caught.
+    assert best["false_cutoffs"] == 0 and best["misses"] == 0
+    assert best["timer_ms"] / 1000 <= best["latency_p50"] < 1.4
+
+
+def test_eval_clone_from_a_manifest_separates_the_two_voices(corpus, tmp_path):
+    out = tmp_path / "clone.json"
+    assert main(["eval", "clone", "--manifest", str(corpus), "--out", str(out)]) == 0
+    summary = json.loads(out.read_text())["summary"]
+    assert summary["speakers"] == 2 and summary["same_pairs"] == 6  # conversations are left out
+    assert summary["same_mean"] > summary["different_mean"]
+
+
+def test_eval_clone_from_directory_pairs(corpus, tmp_path):
+    audio_dir = corpus.parent / "audio"
+    male, female = tmp_path / "male", tmp_path / "female"
+    for directory, prefix in ((male, "en-us-"), (female, "en-us_f3-")):
+        directory.mkdir()
+        for path in audio_dir.glob(f"{prefix}*.wav"):
+            (directory / path.name).write_bytes(path.read_bytes())
+    out = tmp_path / "pairs.json"
+    # Reference and "generated" are the same voice here, so similarity must beat the other speaker.
+    assert (
+        main(
+            [
+                "eval",
+                "clone",
+                "--pair",
+                str(male),
+                str(male),
+                "--pair",
+                str(female),
+                str(female),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    pairs = json.loads(out.read_text())["pairs"]
+    assert [p["clips"] for p in pairs] == [3, 3]
+    assert all(p["similarity_mean"] > p["other_speakers_mean"] for p in pairs)
