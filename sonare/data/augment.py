@@ -29,9 +29,14 @@ def _shaped_noise(rng: np.random.Generator, n: int, exponent: float) -> np.ndarr
     """Gaussian noise whose power falls as 1 / f^exponent (0 white, 1 pink, 2 brown)."""
     spectrum = rng.standard_normal(n // 2 + 1) + 1j * rng.standard_normal(n // 2 + 1)
     f = np.fft.rfftfreq(n, 1 / SAMPLE_RATE)
-    f[0] = f[1] if n > 1 else 1.0
-    x = np.fft.irfft(spectrum / f ** (exponent / 2), n)
-    return x / (np.std(x) + 1e-12)
+    # Below 20 Hz nothing is audible and brown noise would wander off as a slow offset.
+    shaped = spectrum / np.maximum(f, 20.0) ** (exponent / 2)
+    shaped[0] = 0.0
+    return _unit_rms(np.fft.irfft(shaped, n))
+
+
+def _unit_rms(x: np.ndarray) -> np.ndarray:
+    return x / (np.sqrt(np.mean(x**2)) + 1e-12)
 
 
 def _babble(rng: np.random.Generator, n: int, talkers: int) -> np.ndarray:
@@ -45,7 +50,7 @@ def _babble(rng: np.random.Generator, n: int, talkers: int) -> np.ndarray:
         envelope = np.maximum(0.0, np.sin(2 * np.pi * rng.uniform(3, 6) * t + rng.uniform(0, 2 * np.pi)))
         phrase = np.sin(2 * np.pi * rng.uniform(0.15, 0.4) * t + rng.uniform(0, 2 * np.pi)) > -0.3
         total += carrier * envelope * phrase
-    return total / (np.std(total) + 1e-12)
+    return _unit_rms(total)
 
 
 def _hum(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -54,7 +59,7 @@ def _hum(rng: np.random.Generator, n: int) -> np.ndarray:
     t = np.arange(n) / SAMPLE_RATE
     x = sum((0.6**k) * np.sin(2 * np.pi * base * (k + 1) * t + rng.uniform(0, 2 * np.pi)) for k in range(6))
     x = x + 0.05 * rng.standard_normal(n)
-    return x / (np.std(x) + 1e-12)
+    return _unit_rms(x)
 
 
 def make_noise(kind: str, n: int, seed: int) -> np.ndarray:

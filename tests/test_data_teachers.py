@@ -1,0 +1,56 @@
+import shutil
+
+import numpy as np
+import pytest
+
+from sonare.data.teachers import get_teacher
+
+
+def _check(utterance):
+    assert utterance.audio.dtype == np.float32 and utterance.audio.ndim == 1
+    assert utterance.duration > 0.5
+    assert np.abs(utterance.audio).max() > 0.01
+    assert utterance.phones
+    for a, b in zip(utterance.phones, utterance.phones[1:], strict=False):
+        assert a.start <= a.end <= b.start + 1e-9
+    assert utterance.phones[-1].end <= utterance.duration + 1e-6
+
+
+def test_espeak_voices_and_timings():
+    teacher = get_teacher("espeak")
+    assert teacher.sample_rate == 22050
+    voices = teacher.voices()
+    assert "en-us+f3" in voices and "en-gb-scotland+m7" in voices and len(voices) > 100
+    utterance = teacher.synthesize("Hello there, how are you?", "en-us+f3")
+    _check(utterance)
+    assert [w.label for w in utterance.words] == ["Hello", "there", "how", "are", "you"]
+    slow = teacher.synthesize("Hello there, how are you?", "en-us+f3", rate=0.7)
+    assert slow.duration > utterance.duration * 1.2
+
+
+def test_espeak_does_not_disturb_the_phonemiser():
+    from sonare.text.phonemes import phonemize
+
+    before = phonemize("the quick brown fox")
+    get_teacher("espeak").synthesize("Something else entirely.", "en+f2")
+    assert phonemize("the quick brown fox") == before
+
+
+@pytest.mark.skipif(shutil.which("flite") is None, reason="flite not installed")
+def test_flite_segments():
+    teacher = get_teacher("flite")
+    utterance = teacher.synthesize("Hello there, how are you?", "slt")
+    _check(utterance)
+    assert utterance.sample_rate == 16000
+    assert utterance.phones[0].label == "h"
+
+
+def test_piper_joe_reports_alignments():
+    pytest.importorskip("piper")
+    pytest.importorskip("onnx")
+    teacher = get_teacher("piper")
+    utterance = teacher.synthesize("Hello there.", "joe")
+    _check(utterance)
+    assert utterance.sample_rate == 22050
+    # Piper's spans tile the audio exactly (the last is the end-of-sentence symbol).
+    assert abs(utterance.phones[-1].end - utterance.duration) < 1e-6
