@@ -12,7 +12,8 @@ def _spans(labels_and_durations, start=0.1):
 
 def test_piper_style_characters_map_onto_tied_tokens():
     # Piper: one character per symbol, stress marks with their own time, spaces between words.
-    source = _spans([("h", 0.05), ("ˈ", 0.02), ("a", 0.08), ("ɪ", 0.04), (" ", 0.03), ("j", 0.05), ("u", 0.1)])
+    piper = [("h", 0.05), ("ˈ", 0.02), ("a", 0.08), ("ɪ", 0.04), (" ", 0.03), ("j", 0.05), ("u", 0.1)]
+    source = _spans(piper)
     target = ["h", "ˈ", "a͡ɪ", " ", "j", "u"]
     result = transfer_timings(source, target)
     assert result.matched == 1.0
