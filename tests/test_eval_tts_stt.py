@@ -1,0 +1,64 @@
+import math
+
+import numpy as np
+import pytest
+
+from sonare.eval.registry import load_synthesizer, load_transcriber
+from sonare.eval.stt_eval import SttClip, clean, evaluate_stt, noisy
+from sonare.eval.tts_eval import evaluate_tts
+
+SENTENCES = ["Seven ships sailed out at dawn.", "Please call me back before noon."]
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return load_transcriber("whisper-tiny", beam_size=1)
+
+
+@pytest.fixture(scope="module")
+def espeak():
+    return load_synthesizer("espeak")
+
+
+def test_tts_evaluation_of_a_teacher(espeak, tiny):
+    report = evaluate_tts(espeak, SENTENCES, {"whisper-tiny": tiny})
+    summary = report.summary()
+    assert summary["sentences"] == 2 and summary["silent_outputs"] == 0
+    assert summary["wer_whisper-tiny"] <= 0.25
+    assert 1.0 <= summary["dnsmos_ovrl"] <= 5.0
+    assert 0 < summary["rtf"] < 1  # espeak is far faster than real time
+    assert 0 < summary["ttfa_p50"] <= summary["ttfa_p90"]
+    first = report.utterances[0].as_dict()
+    assert first["text"] == SENTENCES[0] and "whisper-tiny" in first["transcripts"]
+
+
+class Mute:
+    """A synthesizer that fails to produce audio must be reported, not crash the evaluation."""
+
+    sample_rate = 16000
+
+    def stream(self, text):
+        yield np.zeros(0, dtype=np.float32)
+
+
+def test_tts_evaluation_reports_silent_outputs(tiny):
+    summary = evaluate_tts(Mute(), SENTENCES[:1], {"whisper-tiny": tiny}).summary()
+    assert summary["silent_outputs"] == 1 and summary["wer_whisper-tiny"] == 1.0
+    assert math.isnan(summary["dnsmos_ovrl"])
+
+
+def test_stt_evaluation_clean_and_in_noise(espeak, tiny):
+    clips = []
+    for index, text in enumerate(SENTENCES):
+        audio = np.concatenate(list(espeak.stream(text)))
+        clips.append(SttClip(str(index), audio, espeak.sample_rate, text))
+    conditions = {"clean": clean, "white@-5dB": noisy("white", -5.0, seed=1)}
+    report = evaluate_stt(tiny, clips, conditions)
+    summary = report.summary()
+    assert summary["clean"]["clips"] == 2 and summary["clean"]["wer"] <= 0.25
+    assert summary["white@-5dB"]["wer"] > summary["clean"]["wer"]
+    assert summary["clean"]["rtf"] > 0
+    # The noise is seeded per clip: the same condition heard twice is identical.
+    again = noisy("white", -5.0, seed=1)
+    first, rate = again(clips[0].audio, clips[0].sample_rate, 0)
+    assert rate == 16000 and np.array_equal(first, again(clips[0].audio, clips[0].sample_rate, 0)[0])
