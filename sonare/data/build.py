@@ -169,6 +169,9 @@ def build_corpus(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     manifest = out / MANIFEST_NAME
+    # Files a killed run was writing never reached the manifest; their items are rendered again.
+    for stale in out.glob("audio/**/.*.tmp"):
+        stale.unlink()
     records = list(read_manifest(manifest))
     hours: dict[str, float] = {}
     with ManifestWriter(manifest) as writer, ProcessPoolExecutor(workers, initializer=_init_worker) as pool:

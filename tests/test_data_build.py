@@ -1,0 +1,116 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sonare.data.manifest import MANIFEST_NAME, ManifestWriter, read_manifest, validate_record
+
+pytest.importorskip("sonare.text.sentences")
+pytest.importorskip("pyworld")
+
+
+@pytest.fixture(scope="module")
+def fixture_corpus(tmp_path_factory) -> Path:
+    from sonare.data.fixture import build_fixture
+
+    out = tmp_path_factory.mktemp("fixture")
+    build_fixture(out, workers=1)
+    return out
+
+
+def _records(corpus: Path) -> list[dict]:
+    return list(read_manifest(corpus / MANIFEST_NAME))
+
+
+def test_fixture_manifest_schema(fixture_corpus):
+    from sonare.audio.io import load_audio
+    from sonare.text.phonemes import PUNCTUATION, Word, phonemize
+
+    records = _records(fixture_corpus)
+    assert 10 <= len(records) <= 16
+    assert len({r["id"] for r in records}) == len(records)
+    for r in records:
+        validate_record(r)
+        audio, rate = load_audio(fixture_corpus / r["audio"])
+        assert rate == r["sample_rate"]
+        assert abs(len(audio) / rate - r["duration"]) < 1e-3
+        # Every manifest word has timings inside the audio, in order.
+        starts = [w["start"] for w in r["words"]]
+        assert starts == sorted(starts)
+    for r in records:
+        if r["section"] == "conversation":
+            continue
+        # The stored phonemes are exactly those of the shared front end, word breaks and punctuation added.
+        expected = [p for w in phonemize(r["normalized"]) if isinstance(w, Word) for p in w.phonemes]
+        assert [p for p in r["phonemes"] if p != " " and p not in PUNCTUATION] == expected
+    assert {r["split"] for r in records} == {"train", "heldout"}
+    assert any(r["augment"] for r in records if r["section"] == "augmented")
+    assert len({r["speaker"] for r in records if r["section"] == "speakers"}) >= 1
+
+
+def test_conversation_pauses_are_labelled(fixture_corpus):
+    (conversation,) = [r for r in _records(fixture_corpus) if r["section"] == "conversation"]
+    pauses = conversation["pauses"]
+    kinds = [p["kind"] for p in pauses]
+    assert kinds[-1] == "end_of_turn" and "hold" in kinds
+    assert pauses[-1]["end"] == conversation["duration"]
+    words = conversation["words"]
+    for pause in pauses:
+        # No word is spoken inside a pause, and a pause follows the word before it.
+        assert not any(w["start"] < pause["end"] - 1e-3 and w["end"] > pause["start"] + 1e-3 for w in words)
+    for pause in pauses[:-1]:
+        assert 0.2 - 1e-3 <= pause["end"] - pause["start"] <= 2.0 + 1e-3
+
+
+def test_features_are_cached_for_recognition(fixture_corpus):
+    from sonare.audio.features import log_mel
+    from sonare.audio.io import load_audio
+    from sonare.data.featcache import FeatureStore
+
+    store = FeatureStore(fixture_corpus)
+    stt = [r for r in _records(fixture_corpus) if "stt" in r["tasks"]]
+    assert set(store.ids()) == {r["id"] for r in stt}
+    record = stt[-1]
+    audio, _ = load_audio(fixture_corpus / record["audio"], 16000)
+    expected = log_mel(audio).numpy()
+    cached = np.asarray(store[record["id"]], dtype=np.float32)
+    assert cached.shape == expected.shape
+    assert np.abs(cached - expected).max() < 0.05  # float16 storage
+
+
+def test_killed_build_resumes_to_the_same_manifest(fixture_corpus, tmp_path):
+    out = tmp_path / "resumed"
+    command = [sys.executable, "-m", "sonare.cli", "data", "fixture", "--out", str(out)]
+    process = subprocess.Popen(
+        command, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.time() + 120
+    try:
+        while time.time() < deadline and len(_records(out)) < 4:
+            time.sleep(0.05)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    partial = len(_records(out))
+    assert 4 <= partial < len(_records(fixture_corpus))
+    subprocess.run(command, check=True, capture_output=True)
+    assert _records(out) == _records(fixture_corpus)
+    assert not list(out.rglob("*.tmp"))
+
+
+def test_truncated_last_line_is_dropped_and_repaired(tmp_path):
+    path = tmp_path / MANIFEST_NAME
+    with ManifestWriter(path) as writer:
+        writer.append({"id": "a"})
+    with path.open("ab") as f:
+        f.write(b'{"id": "b", "te')
+    assert [r["id"] for r in read_manifest(path)] == ["a"]
+    with ManifestWriter(path) as writer:
+        writer.append({"id": "c"})
+    assert [json.loads(line)["id"] for line in path.read_text().splitlines()] == ["a", "c"]
