@@ -339,6 +339,15 @@ def phoneme_ids(phoneme: str) -> list[int]:
     return [i for part in parts for i in phoneme_ids(part)]
 
 
+def token_ids(token: str) -> list[int]:
+    """Ids for one token of a phoneme token sequence: a phoneme, the word break " ", or punctuation."""
+    if token == " ":
+        return [SPACE_ID]
+    if token in _PUNCTUATION_ID:
+        return [_PUNCTUATION_ID[token]]
+    return phoneme_ids(token)
+
+
 def encode(items: list[Word | str]) -> tuple[list[int], list[int]]:
     """Ids for phonemised text, and the index of the word each id belongs to (-1 for other tokens).
 
