@@ -45,6 +45,15 @@ def test_flite_segments():
     assert utterance.phones[0].label == "h"
 
 
+@pytest.mark.skipif(shutil.which("festival") is None, reason="festival not installed")
+def test_festival_segments():
+    teacher = get_teacher("festival")
+    assert teacher.voices()
+    utterance = teacher.synthesize("Hello there, how are you?", teacher.voices()[0])
+    _check(utterance)
+    assert utterance.phones[0].label == "h"
+
+
 def test_piper_joe_reports_alignments():
     pytest.importorskip("piper")
     pytest.importorskip("onnx")

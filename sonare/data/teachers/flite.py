@@ -1,8 +1,6 @@
 """flite (CMU) through its command-line program, from the Debian `flite` package.
 
-`flite -psdur` prints each segment with its end time; the segments are CMU phones, which are
-written here as the IPA that espeak-ng en-us uses for the same sounds so that
-`sonare.data.timings` can carry them over to the shared phonemes. Pauses ("pau") are dropped.
+`flite -psdur` prints each segment with its end time, in CMU phones (see `cmu`).
 """
 
 from __future__ import annotations
@@ -13,15 +11,8 @@ import tempfile
 from pathlib import Path
 
 from sonare.audio.io import load_audio
-from sonare.data.teachers import Timing, Utterance
-
-CMU_TO_IPA = {
-    "aa": "ɑː", "ae": "æ", "ah": "ʌ", "ao": "ɔː", "aw": "aʊ", "ax": "ə", "axr": "ɚ", "ay": "aɪ",
-    "b": "b", "ch": "tʃ", "d": "d", "dh": "ð", "dx": "ɾ", "eh": "ɛ", "er": "ɜː", "ey": "eɪ",
-    "f": "f", "g": "ɡ", "hh": "h", "ih": "ɪ", "iy": "iː", "jh": "dʒ", "k": "k", "l": "l", "m": "m",
-    "n": "n", "ng": "ŋ", "ow": "oʊ", "oy": "ɔɪ", "p": "p", "r": "ɹ", "s": "s", "sh": "ʃ", "t": "t",
-    "th": "θ", "uh": "ʊ", "uw": "uː", "v": "v", "w": "w", "y": "j", "z": "z", "zh": "ʒ",
-}  # fmt: skip
+from sonare.data.teachers import Utterance
+from sonare.data.teachers.cmu import parse_segments
 
 # Voices built into the Debian binary; awb_time is a limited-domain (clock) voice and excluded.
 VOICES = ("kal", "kal16", "awb", "rms", "slt")
@@ -53,19 +44,3 @@ class FliteTeacher:
             )  # fmt: skip
             audio, sample_rate = load_audio(wav, SAMPLE_RATE)
         return Utterance(audio, sample_rate, parse_segments(result.stdout), None)
-
-
-def parse_segments(output: str) -> list[Timing]:
-    """`pau:0.164 hh:0.255 ...` (segment:end time) into IPA-labelled spans, pauses dropped."""
-    phones = []
-    previous_end = 0.0
-    for item in output.split():
-        name, _, end_text = item.rpartition(":")
-        try:
-            end = float(end_text)
-        except ValueError:
-            continue
-        if name in CMU_TO_IPA:
-            phones.append(Timing(CMU_TO_IPA[name], previous_end, end))
-        previous_end = end
-    return phones
