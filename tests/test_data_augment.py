@@ -47,6 +47,16 @@ def test_noise_is_added_at_the_requested_snr(kind):
     assert abs(snr - 10.0) < 0.5
 
 
+def test_event_recordings_when_installed():
+    from sonare.data.augment import event_sounds
+
+    if not event_sounds():
+        pytest.skip("sound-theme-freedesktop not installed")
+    x = make_noise("events", SAMPLE_RATE * 4, seed=0)
+    assert len(x) == SAMPLE_RATE * 4
+    assert np.abs(x).max() > 0.5  # at least one real sound lands in the window
+
+
 def test_noise_colours_differ_in_slope():
     def high_share(kind):
         f, p = signal.welch(make_noise(kind, SAMPLE_RATE * 2, seed=1), fs=SAMPLE_RATE)

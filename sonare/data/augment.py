@@ -7,6 +7,7 @@ Order of application: reverberation, additive noise, telephone channel, level, c
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,12 @@ from sonare.audio.io import load_audio, save_audio
 from sonare.audio.resample import resample
 
 SAMPLE_RATE = 16000
-NOISE_KINDS = ("white", "pink", "brown", "babble", "hum")
+NOISE_KINDS = ("white", "pink", "brown", "babble", "hum", "events")
 CODECS = ("none", "mulaw", "alaw")
+# Real recordings of everyday sounds (phones ringing, alarms, bells, a camera shutter, message
+# tones) from the Debian package `sound-theme-freedesktop` (CC-BY, CC-BY-SA and GPL-2+ licensed,
+# see its copyright file). The speaker-test files are left out: they are speech.
+EVENT_SOUNDS_DIR = Path("/usr/share/sounds/freedesktop/stereo")
 
 
 # ---- noise -------------------------------------------------------------------------------------
@@ -62,9 +67,37 @@ def _hum(rng: np.random.Generator, n: int) -> np.ndarray:
     return _unit_rms(x)
 
 
+@functools.cache
+def event_sounds() -> tuple[np.ndarray, ...]:
+    """The event recordings at 16 kHz mono, or none when the package is not installed."""
+    if not EVENT_SOUNDS_DIR.is_dir():
+        return ()
+    paths = sorted(p for p in EVENT_SOUNDS_DIR.glob("*.oga") if not p.name.startswith("audio-"))
+    return tuple(load_audio(p, SAMPLE_RATE)[0] for p in paths)
+
+
+def available_noise_kinds(kinds: list[str] | tuple[str, ...] = NOISE_KINDS) -> list[str]:
+    return [k for k in kinds if k != "events" or event_sounds()]
+
+
+def _events(rng: np.random.Generator, n: int) -> np.ndarray:
+    """A few event sounds at random times over a faint room tone; unit RMS while a sound plays."""
+    sounds = event_sounds()
+    x = np.zeros(n)
+    for _ in range(int(rng.integers(1, 4))):
+        sound = sounds[int(rng.integers(len(sounds)))][:n]
+        at = int(rng.integers(0, max(1, n - len(sound))))
+        x[at : at + len(sound)] += sound * rng.uniform(0.3, 1.0)
+    active = np.abs(x) > 1e-4
+    level = np.sqrt(np.mean(x[active] ** 2)) if active.any() else 1.0
+    return x / level + 0.01 * _shaped_noise(rng, n, 1.0)
+
+
 def make_noise(kind: str, n: int, seed: int) -> np.ndarray:
-    """Unit-RMS noise of the given kind, `n` samples at 16 kHz."""
+    """Noise of the given kind, `n` samples at 16 kHz, at unit RMS (events: while they sound)."""
     rng = np.random.default_rng(seed)
+    if kind == "events":
+        return _events(rng, n)
     if kind == "babble":
         return _babble(rng, n, talkers=int(rng.integers(3, 8)))
     if kind == "hum":
@@ -162,7 +195,7 @@ def sample_acoustic(rng: np.random.Generator, options: dict[str, Any]) -> dict[s
         }
     if (noise := options.get("noise")) and rng.random() < noise["prob"]:
         chain["noise"] = {
-            "kind": str(rng.choice(noise.get("kinds", NOISE_KINDS))),
+            "kind": str(rng.choice(available_noise_kinds(noise.get("kinds", NOISE_KINDS)))),
             "snr_db": round(float(rng.uniform(*noise["snr_db"])), 2),
             "seed": int(rng.integers(2**31)),
         }
