@@ -1,0 +1,48 @@
+"""`sonare serve`: run the Cartesia-compatible server. Heavy imports happen inside the handler."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "serve",
+        help="run the streaming TTS/STT server (Cartesia-compatible API, SageMaker routes)",
+        description="Settings come from flags, then SONARE_* environment variables, then the config file.",
+    )
+    p.add_argument("--config", help="YAML or TOML file of settings (also SONARE_CONFIG)")
+    p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port (default 8000; 8080 in SageMaker)")
+    p.add_argument("--api-key", dest="api_keys", action="append", help="accepted API key (repeatable)")
+    p.add_argument(
+        "--behind-proxy",
+        action="store_const",
+        const=True,
+        help="an authenticating proxy fronts the server: allow a public address without API keys",
+    )
+    p.add_argument("--data-dir", help="where the voice library lives")
+    p.add_argument("--model-dir", help="directory with model weights (SageMaker: /opt/ml/model)")
+    p.add_argument("--tts-slots", type=int, help="concurrent TTS streams")
+    p.add_argument("--stt-slots", type=int, help="concurrent STT streams")
+    p.add_argument("--threads", type=int, help="intra-op threads for the inference thread")
+    p.add_argument("--drain-timeout", type=float, help="seconds SIGTERM waits for in-flight streams")
+    p.add_argument("--log-level", help="debug, info, warning, error")
+    p.add_argument("--log-format", choices=["json", "text"])
+    p.set_defaults(handler=serve)
+
+
+def serve(args: argparse.Namespace) -> int:
+    from sonare.server.config import ConfigError, load_config
+
+    flags = {k: v for k, v in vars(args).items() if k not in ("command", "handler", "config")}
+    try:
+        config = load_config(flags, config_file=args.config)
+    except ConfigError as exc:
+        print(f"sonare serve: {exc}", file=sys.stderr)
+        return 2
+
+    from sonare.server.runner import run
+
+    return run(config)
