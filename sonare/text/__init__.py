@@ -2,5 +2,6 @@
 
 from sonare.text.inventory import encode
 from sonare.text.phonemes import Word, phonemize
+from sonare.text.sentences import generate_sentences, split_of
 
-__all__ = ["Word", "encode", "phonemize"]
+__all__ = ["Word", "encode", "generate_sentences", "phonemize", "split_of"]
