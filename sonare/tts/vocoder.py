@@ -1,0 +1,111 @@
+"""A causal, chunk-streaming harmonic-plus-noise vocoder: acoustic frames in, PCM out, one hop per frame.
+
+Source-filter synthesis by weighted overlap-add (WOLA). Each frame renders a two-hop grain centred on the
+frame's time: the excitation (a band-limited pulse train whose oscillator phase is carried in the stream
+state, plus white noise) is windowed, shaped in the frequency domain by the frame's envelope split into
+periodic and aperiodic parts, windowed again and overlap-added. Square-root Hann windows at 50% overlap sum
+to one, so a steady frame reproduces its envelope exactly.
+
+Output for frame j is the hop [(j-1)·HOP, j·HOP): one frame of latency (11.6 ms), no look-ahead.
+
+State per stream (all fixed size): phase (1), last f0 (1), last hop of excitation (2, HOP), grain tail (HOP).
+
+Levels follow WORLD's conventions (see `sonare.tts.acoustic`): a harmonic at frequency f of a periodic
+signal with fundamental f0 has amplitude 2·sqrt(sp(f)·f0/sr); white noise of variance s² has sp = s².
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from sonare.ssm.state import BatchState, zeros_state
+from sonare.tts.acoustic import HOP, N_AP, N_ENV, SAMPLE_RATE, interpolation_matrix, mel_points
+
+
+class HarmonicNoiseVocoder:
+    def __init__(self, sample_rate: int = SAMPLE_RATE, hop: int = HOP, dtype: torch.dtype = torch.float32):
+        self.sample_rate, self.hop = sample_rate, hop
+        n_fft = 2 * hop
+        bins = np.arange(n_fft // 2 + 1) * sample_rate / n_fft
+        self._env_to_bins = torch.tensor(interpolation_matrix(mel_points(N_ENV, sample_rate), bins).T, dtype=dtype)
+        self._ap_to_bins = torch.tensor(interpolation_matrix(mel_points(N_AP, sample_rate), bins).T, dtype=dtype)
+        self._window = torch.hann_window(n_fft, periodic=True, dtype=dtype).sqrt()
+        self._ramp = torch.arange(1, hop + 1, dtype=dtype) / hop  # interpolation weights within a hop
+
+    def state_shapes(self) -> dict[str, tuple[int, ...]]:
+        return {"phase": (1,), "f0": (1,), "excitation": (2, self.hop), "tail": (self.hop,)}
+
+    def new_state(self, batch: int) -> BatchState:
+        return zeros_state(self.state_shapes(), batch, dtype=self._window.dtype)
+
+    def step(
+        self, frames: Tensor, state: BatchState, generator: torch.Generator | None = None
+    ) -> tuple[Tensor, BatchState]:
+        """frames: (B, FRAME_DIM) -> pcm: (B, HOP) and the next state."""
+        log_f0, voiced = frames[:, 0], frames[:, 1].clamp(0, 1)
+        log_env, log_ap = frames[:, 2 : 2 + N_ENV], frames[:, 2 + N_ENV :]
+        f0 = log_f0.exp().clamp(30.0, self.sample_rate / 4)
+
+        # Excitation for this hop: f0 glides from the last frame's value (or starts at this one).
+        prev_f0 = torch.where(state["f0"][:, 0] > 0, state["f0"][:, 0], f0)
+        f0_t = prev_f0[:, None] + (f0 - prev_f0)[:, None] * self._ramp  # (B, HOP)
+        phase_t = state["phase"] + torch.cumsum(2 * math.pi * f0_t / self.sample_rate, dim=1)
+        pulses = _band_limited_pulses(phase_t, torch.floor(self.sample_rate / 2 / f0_t))
+        noise = torch.randn(frames.shape[0], self.hop, generator=generator, dtype=frames.dtype)
+        excitation = torch.stack([pulses, noise], dim=1)  # (B, 2, HOP)
+
+        grains = torch.cat([state["excitation"], excitation], dim=2) * self._window  # (B, 2, 2·HOP)
+        spectra = torch.fft.rfft(grains)  # (B, 2, HOP+1)
+        envelope = (log_env @ self._env_to_bins).exp()  # power, (B, HOP+1)
+        aperiodic = (log_ap @ self._ap_to_bins).exp().clamp(0, 1)
+        aperiodic = voiced[:, None] * aperiodic + (1 - voiced[:, None])  # unvoiced frames are all noise
+        periodic_gain = 2 * (envelope * f0[:, None] / self.sample_rate * (1 - aperiodic)).sqrt()
+        noise_gain = (envelope * aperiodic).sqrt()
+        shaped = spectra[:, 0] * _minimum_phase(periodic_gain) + spectra[:, 1] * noise_gain
+        grain = torch.fft.irfft(shaped, n=2 * self.hop) * self._window  # (B, 2·HOP)
+
+        pcm = state["tail"] + grain[:, : self.hop]
+        next_state = BatchState(
+            {
+                "phase": torch.remainder(phase_t[:, -1:], 2 * math.pi),
+                "f0": f0[:, None],
+                "excitation": excitation,
+                "tail": grain[:, self.hop :],
+            }
+        )
+        return pcm, next_state
+
+    def render(self, frames: Tensor, generator: torch.Generator | None = None) -> Tensor:
+        """Offline convenience: frames (T, FRAME_DIM) -> pcm (T·HOP,), streamed frame by frame."""
+        state = self.new_state(1)
+        out = []
+        for frame in frames:
+            pcm, state = self.step(frame[None], state, generator)
+            out.append(pcm[0])
+        return torch.cat(out) if out else torch.zeros(0)
+
+
+def _band_limited_pulses(phase: Tensor, harmonics: Tensor) -> Tensor:
+    """sum_{k=1..K} cos(k·phase): unit-amplitude harmonics up to K, by the Dirichlet kernel's closed form."""
+    half = phase / 2
+    denom = torch.sin(half)
+    safe = denom.abs() > 1e-4
+    ratio = torch.sin((harmonics + 0.5) * phase) / torch.where(safe, 2 * denom, torch.ones_like(denom))
+    return torch.where(safe, ratio - 0.5, harmonics)
+
+
+def _minimum_phase(gain: Tensor) -> Tensor:
+    """The minimum-phase response with magnitude `gain` (B, F), by folding the real cepstrum.
+
+    Voiced speech is shaped by a causal vocal tract; a zero-phase filter would make symmetric, buzzy pulses.
+    """
+    n = 2 * (gain.shape[-1] - 1)
+    cepstrum = torch.fft.irfft(torch.log(gain.clamp_min(1e-9)), n=n)
+    fold = torch.zeros(n, dtype=gain.dtype)
+    fold[0] = fold[n // 2] = 1
+    fold[1 : n // 2] = 2
+    return torch.exp(torch.fft.rfft(cepstrum * fold))

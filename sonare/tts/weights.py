@@ -1,0 +1,42 @@
+"""Loading shipped TTS weights (`safetensors`) and the built-in voices, offline, from the package or a model dir."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import torch
+
+ASSET_DIR = Path(__file__).resolve().parent.parent / "assets" / "tts"
+
+
+def builtin_voices(directory: str | os.PathLike = ASSET_DIR) -> list[dict]:
+    """The voices shipped with the weights: {id, name, description, gender, language, embedding}."""
+    return json.loads((Path(directory) / "voices.json").read_text())["voices"]
+
+
+def load_from(directory: str | os.PathLike):
+    """A `TTSStreamingModel` from `tts.safetensors` + `voices.json` in `directory`."""
+    from safetensors import safe_open
+    from safetensors.torch import load_file
+
+    from sonare.tts.model import TTSConfig, TTSModel
+    from sonare.tts.stream import TTSStreamingModel
+
+    directory = Path(directory)
+    weights = directory / "tts.safetensors"
+    with safe_open(str(weights), framework="pt") as f:
+        config = TTSConfig(**json.loads(f.metadata()["config"]))
+    model = TTSModel(config)
+    missing, unexpected = model.load_state_dict(load_file(str(weights)), strict=False)
+    if unexpected or [k for k in missing if not k.startswith("speakers.")]:
+        raise ValueError(f"{weights} does not match the model: missing {missing}, unexpected {unexpected}")
+    meta = json.loads((directory / "voices.json").read_text())
+    voices = {v["id"]: torch.tensor(v["embedding"], dtype=torch.float32) for v in meta["voices"]}
+    return TTSStreamingModel(model, voices, meta["default"])
+
+
+def load_default():
+    """The bundled default TTS model."""
+    return load_from(ASSET_DIR)
