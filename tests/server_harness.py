@@ -44,9 +44,7 @@ def start_server(data_dir: Path, **settings) -> RunningServer:
     service = Service(config)
     app = create_app(config, service)
     server = uvicorn.Server(
-        uvicorn.Config(
-            app, host="127.0.0.1", port=0, log_config=None, ws_max_size=config.max_ws_message_bytes
-        )
+        uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, ws_max_size=config.max_ws_message_bytes)
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

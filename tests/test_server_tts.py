@@ -43,9 +43,7 @@ def spoken_seconds(text: str) -> float:
 
 
 def test_bytes_wav_is_a_complete_file_at_the_requested_rate(server):
-    r = httpx.post(
-        f"{server.http}/tts/bytes", json=request("Hello there, world.", RAW16 | {"container": "wav"})
-    )
+    r = httpx.post(f"{server.http}/tts/bytes", json=request("Hello there, world.", RAW16 | {"container": "wav"}))
     assert r.status_code == 200
     assert r.headers["content-type"] == "audio/wav"
     assert r.headers["x-request-id"]
@@ -58,9 +56,7 @@ def test_bytes_wav_is_a_complete_file_at_the_requested_rate(server):
 @pytest.mark.parametrize("encoding", ["pcm_f32le", "pcm_mulaw", "pcm_alaw"])
 def test_bytes_raw_encodings_decode_to_the_same_audio(server, encoding):
     text = "Testing one two"
-    reference = httpx.post(
-        f"{server.http}/tts/bytes", json=request(text, RAW16 | {"sample_rate": 8000})
-    ).content
+    reference = httpx.post(f"{server.http}/tts/bytes", json=request(text, RAW16 | {"sample_rate": 8000})).content
     ref = np.frombuffer(reference, "<i2").astype(np.float32) / 32767
     data = httpx.post(
         f"{server.http}/tts/bytes",
@@ -129,9 +125,7 @@ def test_websocket_pieces_join_into_one_utterance_with_flushes(server):
         ws.send(json.dumps({"context_id": "c1", "transcript": "", "continue": False, "output_format": {}}))
         frames = receive_context(ws, "c1")
     assert frames[-1] == {"type": "done", "context_id": "c1", "done": True, "status_code": 206}
-    assert (
-        audio_of(frames) == whole
-    )  # pieces, flushes and the phase carried in state: one continuous utterance
+    assert audio_of(frames) == whole  # pieces, flushes and the phase carried in state: one continuous utterance
     for f in frames[:-1]:
         assert f["done"] is False and f["status_code"] == 206
         if f["type"] == "chunk":
@@ -186,11 +180,7 @@ def first_audio_delay(server, pieces: list[str], delay_ms: int) -> float:
     with ws_client.connect(f"{server.ws}/tts/websocket") as ws:
         t0 = time.monotonic()
         for piece in pieces:
-            ws.send(
-                json.dumps(
-                    request(piece, max_buffer_delay_ms=delay_ms) | {"context_id": "b", "continue": True}
-                )
-            )
+            ws.send(json.dumps(request(piece, max_buffer_delay_ms=delay_ms) | {"context_id": "b", "continue": True}))
         frame = json.loads(ws.recv(timeout=5))
         assert frame["type"] == "chunk"
         return time.monotonic() - t0
@@ -206,9 +196,7 @@ def error_for(ws, message) -> dict:
     ws.send(message if isinstance(message, str | bytes) else json.dumps(message))
     frame = json.loads(ws.recv(timeout=5))
     assert frame["type"] == "error"
-    assert {"status_code", "error_code", "title", "message", "request_id", "error", "context_id"} <= set(
-        frame
-    )
+    assert {"status_code", "error_code", "title", "message", "request_id", "error", "context_id"} <= set(frame)
     return frame
 
 

@@ -117,9 +117,7 @@ class ToneModel:
         if not isinstance(options, SynthesisOptions):
             raise ValueError("expected SynthesisOptions")
         if options.language not in LANGUAGES:
-            raise ValueError(
-                f"language {options.language!r} is not supported (supported: {', '.join(LANGUAGES)})"
-            )
+            raise ValueError(f"language {options.language!r} is not supported (supported: {', '.join(LANGUAGES)})")
         if options.voice.embedding is not None and len(options.voice.embedding) != 4:
             raise ValueError("voice embeddings of this model have 4 values")
         return ToneSession(options)

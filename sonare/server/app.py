@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
-from sonare.server import health, tts_http, tts_ws
+from sonare.server import health, stt_http, stt_ws, tts_http, tts_ws, voices_api
 from sonare.server.config import ServerConfig
 from sonare.server.errors import TITLES, ApiError, handle_api_error, request_id_of, response
 from sonare.server.middleware import RequestMiddleware
@@ -32,6 +32,13 @@ def routes() -> list[BaseRoute]:
         Route("/tts/bytes", tts_http.tts_bytes, methods=["POST"]),
         Route("/tts/sse", tts_http.tts_sse, methods=["POST"]),
         WebSocketRoute("/tts/websocket", tts_ws.tts_websocket),
+        Route("/stt", stt_http.transcribe, methods=["POST"]),
+        WebSocketRoute("/stt/websocket", stt_ws.stt_websocket),
+        WebSocketRoute("/stt/turns/websocket", stt_ws.stt_turns_websocket),
+        Route("/voices", voices_api.list_voices),
+        Route("/voices/", voices_api.list_voices, methods=["GET"]),
+        Route("/voices/", voices_api.create_voice, methods=["POST"]),
+        Route("/voices/{voice_id}", voices_api.get_voice),
     ]
 
 
@@ -55,9 +62,7 @@ def create_app(config: ServerConfig, service: Service | None = None) -> Starlett
     app = Starlette(
         routes=table,
         lifespan=lifespan,
-        middleware=[
-            Middleware(RequestMiddleware, service=lambda: app.state.service, route_names=route_names)
-        ],
+        middleware=[Middleware(RequestMiddleware, service=lambda: app.state.service, route_names=route_names)],
         exception_handlers={
             ApiError: handle_api_error,
             HTTPException: _http_exception,
@@ -71,9 +76,7 @@ def create_app(config: ServerConfig, service: Service | None = None) -> Starlett
 async def _http_exception(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     codes = {404: "not_found", 405: "method_not_allowed"}
-    error = ApiError(
-        exc.status_code, codes.get(exc.status_code, "http_error"), exc.detail, TITLES.get(exc.status_code)
-    )
+    error = ApiError(exc.status_code, codes.get(exc.status_code, "http_error"), exc.detail, TITLES.get(exc.status_code))
     return response(error, request_id_of(request))
 
 

@@ -92,9 +92,7 @@ class AudioOutput:
         if self._resampler is None:
             self._resampler = StreamingResampler(sample_rate, self.format.sample_rate)
         elif sample_rate != self._resampler.orig_rate:
-            raise ValueError(
-                f"model changed its sample rate mid-stream ({self._resampler.orig_rate} -> {sample_rate})"
-            )
+            raise ValueError(f"model changed its sample rate mid-stream ({self._resampler.orig_rate} -> {sample_rate})")
         return self._encode(self._resampler.process(pcm))
 
     def finish(self) -> bytes:

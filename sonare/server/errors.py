@@ -51,9 +51,7 @@ def http_body(error: ApiError, request_id: str) -> dict[str, Any]:
     }
 
 
-def event(
-    error: ApiError, request_id: str, context_id: str | None = None, done: bool = True
-) -> dict[str, Any]:
+def event(error: ApiError, request_id: str, context_id: str | None = None, done: bool = True) -> dict[str, Any]:
     """The error event for sockets and SSE, with the extras older clients read: `error` (SDK 2.x, TTS)
     and `code` (livekit, STT) mirroring `status_code`. `context_id` is always present because pipecat
     indexes it on every TTS frame."""

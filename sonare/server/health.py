@@ -34,12 +34,8 @@ async def ready(request: Request) -> Response:
     service = _service(request)
     if not service.ready:
         why = "draining before shutdown" if service.draining else "loading and warming up the models"
-        return response(
-            ApiError(503, "not_ready", why, title="Not ready"), request.scope["state"]["request_id"]
-        )
-    return JSONResponse(
-        {"status": "ready", "models": sorted(service.loaded.models), "missing": service.loaded.missing}
-    )
+        return response(ApiError(503, "not_ready", why, title="Not ready"), request.scope["state"]["request_id"])
+    return JSONResponse({"status": "ready", "models": sorted(service.loaded.models), "missing": service.loaded.missing})
 
 
 async def metrics(request: Request) -> Response:

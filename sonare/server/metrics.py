@@ -22,9 +22,7 @@ class ServerMetrics:
             buckets=REQUEST_BUCKETS,
             registry=r,
         )
-        self.websockets = Gauge(
-            "sonare_websocket_connections", "Open WebSocket connections", ["route"], registry=r
-        )
+        self.websockets = Gauge("sonare_websocket_connections", "Open WebSocket connections", ["route"], registry=r)
         self.audio_out_seconds = Counter(
             "sonare_audio_seconds_produced_total", "Seconds of synthesised audio sent", ["route"], registry=r
         )
@@ -41,7 +39,5 @@ class ServerMetrics:
             buckets=LATENCY_BUCKETS,
             registry=r,
         )
-        self.ready = Gauge(
-            "sonare_ready", "1 when the server accepts work (models loaded and warm)", registry=r
-        )
+        self.ready = Gauge("sonare_ready", "1 when the server accepts work (models loaded and warm)", registry=r)
         self.draining = Gauge("sonare_draining", "1 while the server drains before exit", registry=r)

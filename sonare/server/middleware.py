@@ -94,9 +94,7 @@ class RequestMiddleware:
             )
 
     async def _refuse(self, scope: Scope, send: Send, rid: str) -> None:
-        error = ApiError(
-            401, "unauthorized", "a valid API key is required (Authorization: Bearer, X-API-Key)"
-        )
+        error = ApiError(401, "unauthorized", "a valid API key is required (Authorization: Bearer, X-API-Key)")
         log.info("refused %s %s: no valid API key", scope.get("method", "WS"), scope["path"])
         body = json.dumps(errors.http_body(error, rid)).encode()
         headers = [(b"content-type", b"application/json"), (b"x-request-id", rid.encode())]

@@ -29,9 +29,7 @@ class LoadedModels:
 
 def model_sources(config: ServerConfig) -> dict[str, str]:
     """kind -> module name, for the kinds this configuration enables."""
-    return {
-        kind: module for kind, module in (("tts", config.tts_module), ("stt", config.stt_module)) if module
-    }
+    return {kind: module for kind, module in (("tts", config.tts_module), ("stt", config.stt_module)) if module}
 
 
 def load_models(config: ServerConfig) -> LoadedModels:
@@ -45,9 +43,7 @@ def load_models(config: ServerConfig) -> LoadedModels:
                 loaded.builtin_voices = list(module.builtin_voices())
         except (ImportError, AttributeError, FileNotFoundError, OSError) as exc:
             loaded.missing[kind] = f"{type(exc).__name__}: {exc}"
-            log.warning(
-                "no %s model: %s could not be loaded (%s); its routes answer 503", kind, module_name, exc
-            )
+            log.warning("no %s model: %s could not be loaded (%s); its routes answer 503", kind, module_name, exc)
             continue
         loaded.models[kind] = model
         log.info("loaded %s model %s from %s", kind, getattr(model, "name", "?"), module_name)

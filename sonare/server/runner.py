@@ -44,9 +44,7 @@ class DrainingServer(uvicorn.Server):
             self.force_exit = True
             return
         self._draining = True
-        log.info(
-            "signal %s received: draining for up to %.0f s", signal.Signals(sig).name, self.drain_timeout
-        )
+        log.info("signal %s received: draining for up to %.0f s", signal.Signals(sig).name, self.drain_timeout)
         # Signal handlers interrupt the loop's own thread; hand over through the loop's wake-up pipe.
         self._loop.call_soon_threadsafe(self._start_drain)
 

@@ -58,9 +58,7 @@ async def start_synthesis(
 async def tts_bytes(request: Request) -> Response:
     service: Service = request.app.state.service
     body = await read_json_object(request, MAX_BODY)
-    _, settings, synthesis, outputs, first = await start_synthesis(
-        service, body, "/tts/bytes", ("raw", "wav", "mp3")
-    )
+    _, settings, synthesis, outputs, first = await start_synthesis(service, body, "/tts/bytes", ("raw", "wav", "mp3"))
 
     async def audio() -> AsyncIterator[bytes]:
         # A failure after the headers went out aborts the connection, so the client cannot mistake a

@@ -191,9 +191,7 @@ def _voice(value: Any) -> VoiceRef | None:
         embedding = value.get("embedding")
         if not isinstance(embedding, list) or not 0 < len(embedding) <= MAX_EMBEDDING:
             raise invalid(f"voice.embedding must be a list of 1-{MAX_EMBEDDING} numbers")
-        if any(
-            isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x) for x in embedding
-        ):
+        if any(isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x) for x in embedding):
             raise invalid("voice.embedding must hold only finite numbers")
         return VoiceRef(embedding=tuple(float(x) for x in embedding))
     raise invalid("voice.mode must be 'id' or 'embedding'")
@@ -210,9 +208,7 @@ def _output_format(value: Any, containers: tuple[str, ...]) -> OutputFormat:
         raise invalid("output_format.sample_rate is required")
     if container == "mp3":
         if rate not in MP3_RATES:
-            raise invalid(
-                f"output_format.sample_rate for mp3 must be one of {', '.join(map(str, MP3_RATES))}"
-            )
+            raise invalid(f"output_format.sample_rate for mp3 must be one of {', '.join(map(str, MP3_RATES))}")
         bit_rate = _optional(value, "bit_rate", int, "output_format.bit_rate") or 128000
         if bit_rate not in MP3_BIT_RATES:
             raise invalid(f"output_format.bit_rate must be one of {', '.join(map(str, MP3_BIT_RATES))}")

@@ -66,9 +66,7 @@ class Synthesis:
                         last = now
                 elif isinstance(event, WordTimestamps):
                     if event.words:
-                        yield Timestamps(
-                            list(event.words), list(event.start), list(event.end), self._flushes_done + 1
-                        )
+                        yield Timestamps(list(event.words), list(event.start), list(event.end), self._flushes_done + 1)
                 elif isinstance(event, FlushDone):
                     self._flushes_done = max(self._flushes_done, event.flush_id)
                     yield FlushAck(event.flush_id)
@@ -83,9 +81,7 @@ class Synthesis:
         if not self._first_audio:
             self._first_audio = True
             self._metrics.ttfa_seconds.labels(self._route).observe(time.monotonic() - self._started)
-        self._metrics.audio_out_seconds.labels(self._route).inc(
-            self.audio.seconds_out - self._seconds_counted
-        )
+        self._metrics.audio_out_seconds.labels(self._route).inc(self.audio.seconds_out - self._seconds_counted)
         self._seconds_counted = self.audio.seconds_out
         # mp3 frames may be cut anywhere; PCM only between samples
         width = 1 if self.audio.format.container == "mp3" else self.audio.format.bytes_per_sample

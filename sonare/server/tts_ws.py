@@ -95,9 +95,7 @@ class TtsSocket:
                 return
             text = message.get("text")
             if text is None:
-                await self._send_error(
-                    invalid("binary frames are not accepted here; send JSON text"), None, False
-                )
+                await self._send_error(invalid("binary frames are not accepted here; send JSON text"), None, False)
                 continue
             await self._handle(text)
 
@@ -137,9 +135,7 @@ class TtsSocket:
             return
         ctx.chars += len(control.transcript)
         if ctx.chars > self.service.config.max_transcript_chars:
-            raise invalid(
-                f"the context's text is longer than {self.service.config.max_transcript_chars} characters"
-            )
+            raise invalid(f"the context's text is longer than {self.service.config.max_transcript_chars} characters")
         ctx.push_text(ctx.buffer.add(control.transcript))
         if control.flush or not control.more:
             ctx.push_text(ctx.buffer.release_all())
@@ -176,9 +172,7 @@ class TtsSocket:
             ctx.timer = None
         due = ctx.buffer.due()
         if due is not None and not ctx.ended:
-            ctx.timer = asyncio.get_running_loop().call_later(
-                max(0.0, due - time.monotonic()), self._timeout, ctx
-            )
+            ctx.timer = asyncio.get_running_loop().call_later(max(0.0, due - time.monotonic()), self._timeout, ctx)
 
     def _timeout(self, ctx: Context) -> None:
         ctx.timer = None
@@ -236,9 +230,7 @@ class TtsSocket:
             await self._send(frame)
 
     async def _send_error(self, error: ApiError, context_id: str | None, done: bool) -> None:
-        log.info(
-            "TTS socket error: %s", error.message, extra={"context_id": context_id, "status": error.status}
-        )
+        log.info("TTS socket error: %s", error.message, extra={"context_id": context_id, "status": error.status})
         await self._send_quietly(errors.event(error, self.request_id, context_id, done=done))
 
     async def _send(self, frame: dict[str, Any]) -> None:

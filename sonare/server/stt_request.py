@@ -1,0 +1,68 @@
+"""Parsing STT session parameters (WebSocket query strings, batch form fields)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from sonare.server.audio_in import INPUT_ENCODINGS, MAX_RATE, MIN_RATE
+from sonare.server.errors import invalid
+
+# Ranges of the turn-detection settings clients may send (the Cartesia API's documented bounds).
+TURN_RANGES = {
+    "turn_start_threshold": (0.5, 0.9),
+    "turn_eager_end_threshold": (0.3, 0.6),
+    "turn_end_threshold": (0.05, 0.5),
+    "turn_end_timeout_ms": (640.0, 11200.0),
+}
+VAD_RANGES = {"min_volume": (0.0, 1.0), "max_silence_duration_secs": (0.0, 60.0)}
+
+
+@dataclass(frozen=True)
+class AudioParams:
+    encoding: str
+    sample_rate: int
+    language: str
+
+
+def language_code(value: str | None) -> str:
+    """ISO-639-1 base code; regional tags such as en-US are reduced to their language."""
+    base = (value or "en").replace("_", "-").split("-")[0].lower()
+    if not base.isalpha() or not 2 <= len(base) <= 3:
+        raise invalid(f"language {value!r} is not an ISO-639 code")
+    return base
+
+
+def audio_params(query: Mapping[str, str]) -> AudioParams:
+    encoding = query.get("encoding")
+    if encoding not in INPUT_ENCODINGS:
+        raise invalid(f"encoding must be one of {', '.join(INPUT_ENCODINGS)}")
+    rate_text = query.get("sample_rate", "")
+    if not rate_text.isdigit() or not MIN_RATE <= int(rate_text) <= MAX_RATE:
+        raise invalid(f"sample_rate must be an integer between {MIN_RATE} and {MAX_RATE}")
+    return AudioParams(encoding, int(rate_text), language_code(query.get("language")))
+
+
+def check_ranges(query: Mapping[str, str], ranges: Mapping[str, tuple[float, float]]) -> dict[str, float]:
+    values = {}
+    for name, (low, high) in ranges.items():
+        if name in query:
+            try:
+                value = float(query[name])
+            except ValueError:
+                value = math.nan
+            if not low <= value <= high:
+                raise invalid(f"{name} must be a number between {low:g} and {high:g}")
+            values[name] = value
+    return values
+
+
+def check_turn_settings(query: Mapping[str, str]) -> None:
+    """Turn thresholds must be in range and ordered start > eager_end > end."""
+    values = check_ranges(query, TURN_RANGES)
+    start = values.get("turn_start_threshold", 0.8)
+    eager = values.get("turn_eager_end_threshold", 0.4)
+    end = values.get("turn_end_threshold", 0.2)
+    if not start > eager > end:
+        raise invalid("turn thresholds must satisfy start > eager_end > end")
