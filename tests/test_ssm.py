@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from sonare.ssm import BatchState, Mamba2, Mamba2Config, SSMStack
 
 TOL64 = 1e-10
-# float32 accumulates rounding differently in the chunked and stepwise orders; 2e-4 absolute on outputs of
-# unit scale holds over thousands of random cases (documented in docs/ssm.md).
+# The documented float32 tolerance: the chunked and stepwise orders round differently; 2e-4 absolute on outputs
+# of unit scale over 120 frames (the observed worst case is about 1e-6).
 TOL32 = 2e-4
 
 

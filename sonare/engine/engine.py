@@ -235,6 +235,7 @@ class Engine:
     def _run(self) -> None:
         if self.threads:
             torch.set_num_threads(self.threads)
+        torch.set_flush_denormal(True)  # decays underflow to denormals in long silences; they are slow on CPUs
         with torch.inference_mode():
             while self._running:
                 self._wake.clear()
