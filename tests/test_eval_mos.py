@@ -8,9 +8,7 @@ from sonare.eval.mos import dnsmos
 def speech() -> tuple[np.ndarray, int]:
     from sonare.data.teachers import get_teacher
 
-    clip = get_teacher("espeak").synthesize(
-        "The quick brown fox jumps over the lazy dog by the river.", "en-us"
-    )
+    clip = get_teacher("espeak").synthesize("The quick brown fox jumps over the lazy dog by the river.", "en-us")
     return clip.audio, clip.sample_rate
 
 

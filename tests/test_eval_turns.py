@@ -74,9 +74,7 @@ def test_pause_validation():
 
 def test_best_operating_point_respects_the_false_cutoff_budget():
     def metrics(cutoff_rate: float, p50: float):
-        outcomes = TurnOutcomes(
-            hold_fired=[True] * round(cutoff_rate * 100) + [False] * round(100 - cutoff_rate * 100)
-        )
+        outcomes = TurnOutcomes(hold_fired=[True] * round(cutoff_rate * 100) + [False] * round(100 - cutoff_rate * 100))
         outcomes.end_latencies = [p50]
         return summarize(outcomes)
 
@@ -102,9 +100,7 @@ def test_silence_timer_fires_after_enough_silent_frames_and_rearms_on_speech():
 def test_silence_timer_hysteresis():
     # An in-between probability neither starts silence nor interrupts a silence already running.
     assert silence_timer_fires(_frames("SSmmmm"), 2 * VAD_FRAME_SECONDS) == []
-    assert silence_timer_fires(_frames("SS.m.."), 3 * VAD_FRAME_SECONDS) == pytest.approx(
-        [5 * VAD_FRAME_SECONDS]
-    )
+    assert silence_timer_fires(_frames("SS.m.."), 3 * VAD_FRAME_SECONDS) == pytest.approx([5 * VAD_FRAME_SECONDS])
     # A single speech frame restarts the count.
     assert silence_timer_fires(_frames("SS..S.."), 3 * VAD_FRAME_SECONDS) == []
 
@@ -112,7 +108,5 @@ def test_silence_timer_hysteresis():
 def test_longer_timers_fire_later_or_not_at_all():
     probabilities = _frames("SSSS" + "." * 10 + "SSSS" + "." * 30)
     # 0.1 s needs 4 silent frames of 32 ms, 0.5 s needs 16: the 10-frame gap only trips the short one.
-    assert silence_timer_fires(probabilities, 0.1) == pytest.approx(
-        [8 * VAD_FRAME_SECONDS, 22 * VAD_FRAME_SECONDS]
-    )
+    assert silence_timer_fires(probabilities, 0.1) == pytest.approx([8 * VAD_FRAME_SECONDS, 22 * VAD_FRAME_SECONDS])
     assert silence_timer_fires(probabilities, 0.5) == pytest.approx([34 * VAD_FRAME_SECONDS])

@@ -143,7 +143,7 @@ def _metric_table(metrics: dict[str, float]) -> str:
 def _run_tts(args: argparse.Namespace) -> int:
     from sonare.eval.registry import load_synthesizer, load_transcriber
     from sonare.eval.tts_eval import evaluate_tts
-    from sonare.text import generate_sentences
+    from sonare.text.sentences import generate_sentences
 
     sentences = generate_sentences(args.sentences, seed=args.seed, split="heldout")
     asrs = args.asr or DEFAULT_ASRS
@@ -287,9 +287,7 @@ def _clone_manifest(args: argparse.Namespace, encoder) -> int:
             by_speaker.setdefault(record["speaker"], []).append(record)
     speakers = sorted(by_speaker)[: args.speakers]
     embeddings = {
-        speaker: [
-            encoder.embed(*_load(args.manifest, r)) for r in by_speaker[speaker][: args.clips_per_speaker]
-        ]
+        speaker: [encoder.embed(*_load(args.manifest, r)) for r in by_speaker[speaker][: args.clips_per_speaker]]
         for speaker in speakers
     }
     report = same_vs_different(embeddings)

@@ -58,9 +58,7 @@ class StreamTiming:
         return {**asdict(self), "real_time_factor": self.real_time_factor}
 
 
-def time_stream(
-    stream: Callable[[], Iterable[np.ndarray]], sample_rate: int
-) -> tuple[StreamTiming, np.ndarray]:
+def time_stream(stream: Callable[[], Iterable[np.ndarray]], sample_rate: int) -> tuple[StreamTiming, np.ndarray]:
     """Run a streaming synthesis to the end, timing its first non-empty chunk and the whole run.
 
     `stream` is called inside the timed region, so work done before the first chunk (text

@@ -59,9 +59,7 @@ class SttReport:
             out[name] = {
                 **total.as_dict(),
                 "clips": float(len(errors)),
-                "rtf": self.compute_seconds[name] / self.audio_seconds
-                if self.audio_seconds
-                else float("nan"),
+                "rtf": self.compute_seconds[name] / self.audio_seconds if self.audio_seconds else float("nan"),
             }
         return out
 

@@ -50,9 +50,7 @@ class TtsReport:
         scored = [u.mos for u in self.utterances if u.mos is not None]
         out["silent_outputs"] = float(len(self.utterances) - len(scored))
         for key in ("ovrl", "sig", "bak", "p808"):
-            out[f"dnsmos_{key}"] = (
-                float(np.mean([getattr(m, key) for m in scored])) if scored else float("nan")
-            )
+            out[f"dnsmos_{key}"] = float(np.mean([getattr(m, key) for m in scored])) if scored else float("nan")
         compute = sum(u.timing.total_time for u in self.utterances)
         audio = sum(u.timing.audio_seconds for u in self.utterances)
         out["rtf"] = compute / audio if audio else float("nan")
@@ -78,9 +76,7 @@ def evaluate_tts(
     for text in tqdm(sentences, desc="tts", unit="sentence", disable=not show_progress):
         timing, audio = time_stream(lambda text=text: synthesizer.stream(text), synthesizer.sample_rate)
         rate = synthesizer.sample_rate
-        transcripts = {
-            name: asr.transcribe(audio, rate) if audio.size else "" for name, asr in transcribers.items()
-        }
+        transcripts = {name: asr.transcribe(audio, rate) if audio.size else "" for name, asr in transcribers.items()}
         errors = {name: utterance_errors(text, hyp) for name, hyp in transcripts.items()}
         mos = dnsmos(audio, rate) if audio.size else None
         report.utterances.append(TtsUtterance(text, timing, transcripts, errors, mos))
