@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import soundfile as sf
@@ -104,17 +105,21 @@ async def transcribe(request: Request) -> Response:
         await upload.read(), request.query_params.get("encoding"), request.query_params.get("sample_rate")
     )
     result = await transcribe_clip(service, samples, rate, language, "/stt")
-    body = {
+    return JSONResponse(response_body(result, language, request_id_of(request), words="word" in granularities))
+
+
+def response_body(result: ClipTranscript, language: str, request_id: str, words: bool) -> dict[str, Any]:
+    body: dict[str, Any] = {
         "type": "transcript",
         "text": result.text,
         "is_final": True,
         "language": language,
         "duration": round(result.duration, 3),
-        "request_id": request_id_of(request),
+        "request_id": request_id,
     }
-    if "word" in granularities:
+    if words:
         body["words"] = [{"word": w.word, "start": round(w.start, 3), "end": round(w.end, 3)} for w in result.words]
-    return JSONResponse(body)
+    return body
 
 
 def _text(fields: dict[str, list[str | UploadFile]], name: str) -> str | None:

@@ -57,8 +57,12 @@ async def start_synthesis(
 
 async def tts_bytes(request: Request) -> Response:
     service: Service = request.app.state.service
-    body = await read_json_object(request, MAX_BODY)
-    _, settings, synthesis, outputs, first = await start_synthesis(service, body, "/tts/bytes", ("raw", "wav", "mp3"))
+    return await bytes_response(request, service, await read_json_object(request, MAX_BODY), "/tts/bytes")
+
+
+async def bytes_response(request: Request, service: Service, body: dict[str, Any], route: str) -> Response:
+    """The audio file for a whole-utterance request, streamed with chunked encoding as it is made."""
+    _, settings, synthesis, outputs, first = await start_synthesis(service, body, route, ("raw", "wav", "mp3"))
 
     async def audio() -> AsyncIterator[bytes]:
         # A failure after the headers went out aborts the connection, so the client cannot mistake a
