@@ -51,6 +51,31 @@ class TeacherSynthesizer:
         yield utterance.audio
 
 
+class SonareSynthesizer:
+    """Sonare's own TTS. `words=True` feeds the text one word at a time, as an LLM streams it, to measure
+    what piecewise input costs against whole sentences. SONARE_TTS_DIR selects weights other than the bundled."""
+
+    def __init__(self, voice: str | None, words: bool = False) -> None:
+        import os
+
+        from sonare.tts import load_default, load_from
+        from sonare.tts.messages import SynthesisOptions, VoiceSpec
+
+        model_dir = os.environ.get("SONARE_TTS_DIR")
+        self._model = load_from(model_dir) if model_dir else load_default()
+        self._options = SynthesisOptions(VoiceSpec(id=voice))
+        self._words = words
+        self.sample_rate = self._model.sample_rate
+
+    def stream(self, text: str) -> Iterator[np.ndarray]:
+        from sonare.tts.messages import AudioChunk
+
+        pieces = [w + " " for w in text.split()] if self._words else [text]
+        for event in self._model.stream(pieces, self._options):
+            if isinstance(event, AudioChunk):
+                yield event.pcm
+
+
 def _teacher(engine: str) -> Callable[[str | None], StreamingSynthesizer]:
     return lambda voice: TeacherSynthesizer(engine, voice)
 
@@ -75,6 +100,8 @@ SYNTHESIZERS: dict[str, Callable[[str | None], StreamingSynthesizer]] = {
     "piper": _teacher("piper"),
     "espeak": _teacher("espeak"),
     "flite": _teacher("flite"),
+    "sonare": lambda voice: SonareSynthesizer(voice),
+    "sonare-words": lambda voice: SonareSynthesizer(voice, words=True),
 }
 
 # name -> factory(beam size, for decoders that search; others ignore it)
