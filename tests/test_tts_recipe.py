@@ -31,12 +31,12 @@ def test_smoke_recipe_trains_resumes_exports_and_speaks(fixture_corpus, tmp_path
     assert '"step": 6' in log and ckpt.stat().st_mtime_ns != first
     assert list((tmp_path / "run" / "val").glob("step000006-0.wav"))
 
-    from sonare.tts import builtin_voices, load_from
+    from sonare.tts import builtin_voices, load_default
     from sonare.tts.messages import SynthesisOptions, VoiceSpec
 
     out = export(cfg, tmp_path / "export")
     voices = builtin_voices(out)
     assert voices and all(len(v["embedding"]) == 8 for v in voices)
-    model = load_from(out)
+    model = load_default(out)
     audio, _ = model.synthesize("Hello world.", SynthesisOptions(VoiceSpec(id=voices[0]["id"])))
     assert audio.dtype == np.float32 and np.isfinite(audio).all()

@@ -58,11 +58,10 @@ class SonareSynthesizer:
     def __init__(self, voice: str | None, words: bool = False) -> None:
         import os
 
-        from sonare.tts import load_default, load_from
+        from sonare.tts import load_default
         from sonare.tts.messages import SynthesisOptions, VoiceSpec
 
-        model_dir = os.environ.get("SONARE_TTS_DIR")
-        self._model = load_from(model_dir) if model_dir else load_default()
+        self._model = load_default(os.environ.get("SONARE_TTS_DIR"))
         self._options = SynthesisOptions(VoiceSpec(id=voice))
         self._words = words
         self.sample_rate = self._model.sample_rate

@@ -1,5 +1,5 @@
 """Streaming text-to-speech: the acoustic model, the streaming vocoder, and the engine-facing session."""
 
-from sonare.tts.weights import ASSET_DIR, builtin_voices, load_default, load_from
+from sonare.tts.weights import ASSET_DIR, builtin_voices, load_default
 
-__all__ = ["ASSET_DIR", "builtin_voices", "load_default", "load_from"]
+__all__ = ["ASSET_DIR", "builtin_voices", "load_default"]

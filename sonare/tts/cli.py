@@ -36,13 +36,13 @@ def _player(sample_rate: int) -> list[str]:
 def _say(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from sonare.tts import load_default, load_from
+    from sonare.tts import load_default
     from sonare.tts.messages import AudioChunk, SynthesisOptions, VoiceSpec
 
     pieces = iter(sys.stdin) if args.text in (None, "-") else iter([args.text])
     if not (args.output or args.raw or args.play):
         raise SystemExit("choose an output: -o FILE, --raw or --play")
-    model = load_from(args.model_dir) if args.model_dir else load_default()
+    model = load_default(args.model_dir)
     try:
         options = SynthesisOptions(
             voice=VoiceSpec(id=args.voice), language=args.language, speed=args.speed, volume=args.volume

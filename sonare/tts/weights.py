@@ -11,20 +11,20 @@ import torch
 ASSET_DIR = Path(__file__).resolve().parent.parent / "assets" / "tts"
 
 
-def builtin_voices(directory: str | os.PathLike = ASSET_DIR) -> list[dict]:
+def builtin_voices(model_dir: str | os.PathLike | None = None) -> list[dict]:
     """The voices shipped with the weights: {id, name, description, gender, language, embedding}."""
-    return json.loads((Path(directory) / "voices.json").read_text())["voices"]
+    return json.loads((Path(model_dir or ASSET_DIR) / "voices.json").read_text())["voices"]
 
 
-def load_from(directory: str | os.PathLike):
-    """A `TTSStreamingModel` from `tts.safetensors` + `voices.json` in `directory`."""
+def load_default(model_dir: str | os.PathLike | None = None):
+    """A `TTSStreamingModel` from `tts.safetensors` + `voices.json` in `model_dir` (default: the bundled ones)."""
     from safetensors import safe_open
     from safetensors.torch import load_file
 
     from sonare.tts.model import TTSConfig, TTSModel
     from sonare.tts.stream import TTSStreamingModel
 
-    directory = Path(directory)
+    directory = Path(model_dir or ASSET_DIR)
     weights = directory / "tts.safetensors"
     with safe_open(str(weights), framework="pt") as f:
         config = TTSConfig(**json.loads(f.metadata()["config"]))
@@ -35,8 +35,3 @@ def load_from(directory: str | os.PathLike):
     meta = json.loads((directory / "voices.json").read_text())
     voices = {v["id"]: torch.tensor(v["embedding"], dtype=torch.float32) for v in meta["voices"]}
     return TTSStreamingModel(model, voices, meta["default"])
-
-
-def load_default():
-    """The bundled default TTS model."""
-    return load_from(ASSET_DIR)
