@@ -34,15 +34,11 @@ def _price(rng: random.Random) -> str:
     if kind < 0.45:
         return f"${rng.randint(1, 400)}.{rng.choice(['99', '50', '95', '00', '25', '49', _digits(rng, 2)])}"
     if kind < 0.65:
-        return (
-            f"${rng.choice([1, 2, 5, 10, 15, 20, 25, 40, 60, 75, 100, 150, 200, 500, rng.randint(1, 999)])}"
-        )
+        return f"${rng.choice([1, 2, 5, 10, 15, 20, 25, 40, 60, 75, 100, 150, 200, 500, rng.randint(1, 999)])}"
     if kind < 0.75:
         return f"${_grouped(rng.randint(1000, 99999))}"
     if kind < 0.85:
-        return (
-            f"{rng.choice('€£')}{rng.randint(1, 500)}{rng.choice(['', '.50', '.99', '.' + _digits(rng, 2)])}"
-        )
+        return f"{rng.choice('€£')}{rng.randint(1, 500)}{rng.choice(['', '.50', '.99', '.' + _digits(rng, 2)])}"
     if kind < 0.93:
         return f"${rng.randint(1, 99)}.{rng.randint(1, 9)} {rng.choice(['million', 'billion'])}"
     return f"${rng.randint(1, 9)}.{rng.randint(1, 9)}{rng.choice('MKB')}"
@@ -108,9 +104,7 @@ def _measure(units: tuple[str, ...], largest: int) -> Filler:
     """A number and a unit abbreviation, written the ways people write them ("5 km", "3kg")."""
 
     def fill(rng: random.Random) -> str:
-        value = rng.choice(
-            [str(rng.randint(1, largest)), f"{rng.randint(0, largest // 10)}.{rng.randint(1, 9)}"]
-        )
+        value = rng.choice([str(rng.randint(1, largest)), f"{rng.randint(0, largest // 10)}.{rng.randint(1, 9)}"])
         return f"{value}{rng.choice(['', ' ', ' '])}{rng.choice(units)}"
 
     return fill
@@ -181,9 +175,7 @@ def _url(rng: random.Random) -> str:
 
 
 def _street_address(rng: random.Random) -> str:
-    number = rng.choice(
-        [str(rng.randint(1, 99)), str(rng.randint(100, 9999)), str(rng.randint(10000, 40000))]
-    )
+    number = rng.choice([str(rng.randint(1, 99)), str(rng.randint(100, 9999)), str(rng.randint(10000, 40000))])
     street = rng.choice(w.STREET_NAMES)
     kind = rng.choice(w.STREET_TYPES + w.STREET_ABBREVIATIONS)
     unit = rng.choice(
@@ -327,7 +319,7 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
         "I'm going to escalate this to my supervisor, {titled}.",
         "The warranty on your {product} expires on {date}.",
         "We can offer you {percent} off your next {count} months.",
-        "Please verify your date of birth and the zip code on file, {zip}.",
+        "Please verify your date of birth and your zip code, {zip}.",
         "The package was delivered at {time} and signed for by {person}.",
     ),
     "healthcare": (
@@ -418,7 +410,7 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
         "Set the thermostat to {temperature}.",
         "Read me the news about {topic}.",
         "Navigate to {address}.",
-        "Who won the {roman_title}?",
+        "Tell me something about {roman_title}.",
         "You have {count} new messages and {count} missed calls.",
         "Your flight to {city} departs at {time} from gate {ref}.",
         'Translate "good morning" into French.',

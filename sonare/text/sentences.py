@@ -32,115 +32,15 @@ _FILLER_RATE = 0.08
 _NOT_ALNUM = re.compile(r"[^\w]+")
 # First words that lose their capital when a sentence follows other words; a sentence starting
 # with anything else (a name, a place) is not joined to another.
-_LOWERCASE_STARTS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "he",
-        "she",
-        "it",
-        "they",
-        "we",
-        "you",
-        "his",
-        "her",
-        "its",
-        "their",
-        "our",
-        "my",
-        "your",
-        "this",
-        "that",
-        "these",
-        "those",
-        "there",
-        "some",
-        "many",
-        "most",
-        "all",
-        "one",
-        "each",
-        "every",
-        "if",
-        "when",
-        "after",
-        "before",
-        "while",
-        "since",
-        "as",
-        "so",
-        "but",
-        "and",
-        "or",
-        "no",
-        "not",
-        "please",
-        "can",
-        "could",
-        "would",
-        "will",
-        "should",
-        "do",
-        "does",
-        "did",
-        "is",
-        "are",
-        "was",
-        "were",
-        "have",
-        "has",
-        "had",
-        "let",
-        "how",
-        "what",
-        "where",
-        "why",
-        "who",
-        "which",
-        "don't",
-        "i'm",
-        "i'd",
-        "i've",
-        "i'll",
-        "set",
-        "turn",
-        "remind",
-        "play",
-        "wake",
-        "convert",
-        "send",
-        "call",
-        "read",
-        "navigate",
-        "translate",
-        "put",
-        "bring",
-        "write",
-        "sign",
-        "preheat",
-        "wait",
-        "click",
-        "fill",
-        "take",
-        "add",
-        "equip",
-        "press",
-        "sell",
-        "meet",
-        "watch",
-        "buy",
-        "thank",
-        "your",
-        "our",
-        "take",
-        "tickets",
-        "prices",
-        "revenue",
-        "interest",
-        "between",
-    ]
-)
+_LOWERCASE_STARTS_TEXT = """
+    a an the he she it they we you his her its their our my your this that these those there some
+    many most all one each every if when after before while since as so but and or no not please can
+    could would will should do does did is are was were have has had let how what where why who
+    which don set turn remind play wake convert send call read navigate translate put bring write
+    sign preheat wait click fill take add equip press sell meet watch buy thank tickets prices
+    revenue interest between
+"""
+_LOWERCASE_STARTS = frozenset(_LOWERCASE_STARTS_TEXT.split())
 
 
 def canonical(sentence: str) -> str:
@@ -156,8 +56,8 @@ def split_of(sentence: str) -> str:
 
 def _continuation(sentence: str) -> str | None:
     """`sentence` written to follow other words, or None when its first word is a name."""
-    first = sentence.split(" ", 1)[0].rstrip(",")
-    if first == "I" or first.startswith("I'"):
+    first = sentence.split(" ", 1)[0].rstrip(",").split("'")[0]
+    if first == "I":
         return sentence
     if first.lower() in _LOWERCASE_STARTS:
         return sentence[0].lower() + sentence[1:]
