@@ -49,6 +49,8 @@ class TTSTrainConfig:
     # Built-in voices to export: id -> {speaker (a corpus speaker), name, description, gender, language}
     voices: dict = field(default_factory=dict)
     default_voice: str = ""
+    # Rows in the speaker table: speakers that appear in the corpus later (a build still running) join on resume.
+    max_speakers: int = 64
 
     @staticmethod
     def load(path: str | os.PathLike) -> TTSTrainConfig:
@@ -119,6 +121,15 @@ def losses(model: TTSModel, batch: dict[str, torch.Tensor], cfg: TTSTrainConfig)
     return {"loss": total, "spectral": spectral, "voicing": voicing, "duration": duration}
 
 
+def _extend_speakers(known: dict[str, int], examples: list[Example], rows: int) -> dict[str, int]:
+    """Give each new speaker the next free row of the speaker table (rows beyond `rows` are left out)."""
+    speakers = dict(known)
+    for name in sorted({e.speaker for e in examples} - set(speakers)):
+        if len(speakers) < rows:
+            speakers[name] = len(speakers)
+    return speakers
+
+
 def _lr_at(step: int, cfg: TTSTrainConfig) -> float:
     if step < cfg.warmup:
         return cfg.lr * (step + 1) / cfg.warmup
@@ -150,14 +161,14 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
     ckpt_path = run / "checkpoint.pt"
     if ckpt_path.exists():
         ckpt = torch.load(ckpt_path, weights_only=False)
-        speakers = ckpt["speakers"]
+        speakers = _extend_speakers(ckpt["speakers"], examples, ckpt["model_config"]["n_speakers"])
         model = TTSModel(TTSConfig(**ckpt["model_config"]))
         model.load_state_dict(ckpt["model"])
         step = ckpt["step"]
     else:
         torch.manual_seed(cfg.seed)
-        speakers = {s: i for i, s in enumerate(sorted({e.speaker for e in examples}))}
-        model = TTSModel(TTSConfig(vocab_size=vocab_size(), n_speakers=len(speakers), **cfg.model))
+        speakers = _extend_speakers({}, examples, cfg.max_speakers)
+        model = TTSModel(TTSConfig(vocab_size=vocab_size(), n_speakers=cfg.max_speakers, **cfg.model))
         model.frame_mean, model.frame_std = frame_statistics(train_set)
         ckpt, step = None, 0
     train_set = [e for e in train_set if e.speaker in speakers]
