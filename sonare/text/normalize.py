@@ -263,9 +263,12 @@ def _reference(match: re.Match[str]) -> str:
     digit_count = sum(c.isdigit() for c in token)
     hashed = match.group("hash") is not None
     cued = hashed or bool(_ID_CUES.search(match.string[: match.start()]))
-    if (has_letters and digit_count >= 3) or (cued and digit_count >= 4) or (digit_count >= 9 and "-" not in token):
+    spelled = (
+        (has_letters and digit_count >= 3) or (cued and digit_count >= 4) or (digit_count >= 9 and "-" not in token)
+    )
+    if spelled:
         return ("number " if hashed else "") + _spell_id(token)
-    return match.group()
+    return ("number " if hashed else "") + token  # "#1" -> "number 1", read as a cardinal later
 
 
 # --- dates and times ----------------------------------------------------------------------------
@@ -534,7 +537,7 @@ _REWRITES: tuple[tuple[str, Rewrite | str, int], ...] = (
     (r"(?P<n>\d+\.\d+|\d+(?=[KMB]\s+[a-z]))(?P<mult>[KMB]|bn)\b", _multiplied, 0),
     # decades, ordinals, fractions, years and plain numbers
     (r"'(?P<n>\d0)s\b", _decade, 0),
-    (r"\b(?P<n>\d{2,4}0)'?s\b", _decade, 0),
+    (r"\b(?P<n>\d{1,3}0)'?s\b", _decade, 0),
     (r"\b(?P<n>\d{1,3}(?:,\d{3})*|\d+)(?:st|nd|rd|th)\b", _ordinal, 0),
     (r"(?<![\w/])(?:(?P<whole>\d+)\s)?(?P<num>\d+)/(?P<den>\d+)(?![\w/])", _fraction, 0),
     (r"(?<![\w.,])(?P<neg>-)(?=\d)", "minus ", 0),

@@ -485,6 +485,24 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
         "What did you think of the {adjective} ending?",
         "Are we still on for {weekday} at {time}?",
     ),
+    "replies": (
+        "[Yes|Yeah|Yep|Sure|Okay|OK|Alright|Right|No|Nope|Great|Perfect|Oh], [please|thanks|thank you|{first}|"
+        "that's right|go ahead|I think so|not yet|sounds good|of course|that works|no problem|got it|why not]"
+        "[.|!|.]",
+        "[Yes|No|Sure|Okay], [it's|that's] {phone}.",
+        "It's {first} {last}.",
+        "[About|Around|Maybe|Exactly] {count}[.| minutes.| hours.| days.| people.]",
+        "[At|Around|By|Before|After] {time}.",
+        "[On|This|Next|Last] {weekday}[.|?| morning.| afternoon.| evening.]",
+        "In {city}[.|?]",
+        "[It's|That's] {price}[.|?]",
+        "[Just|Only] the {product}[.|, please.]",
+        "[My|The] {body_part}[.|, mostly.]",
+        "{ref}[.|, I think.]",
+        "[Sorry|Pardon|Excuse me], [what|who|where|when] [was that|did you say]?",
+        "[Hmm|Uh|Um], [let me see|I'm not sure|hang on|give me a second].",
+        "[Thanks|Thank you], {first}[.|!]",
+    ),
     "commands": (
         "Please close the door behind you.",
         "Put the {product} back on the shelf.",
