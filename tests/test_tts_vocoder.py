@@ -20,7 +20,7 @@ def steady_frames(n: int, f0: float, voiced: float, power: float, log_ap: float)
 
 def test_unvoiced_frames_give_white_noise_of_the_envelope_power():
     voc = HarmonicNoiseVocoder()
-    pcm = voc.render(steady_frames(400, 100.0, 0.0, 0.01, 0.0), torch.Generator().manual_seed(0))
+    pcm = voc.render(steady_frames(400, 100.0, 0.0, 0.01, 0.0))
     rms = pcm[4 * HOP :].pow(2).mean().sqrt().item()
     assert abs(rms - 0.1) < 0.01  # WORLD's convention: white noise of variance s^2 has envelope s^2
 
@@ -47,13 +47,13 @@ def test_batched_rows_are_independent_and_streaming_is_seamless():
     state = voc.new_state(2)
     rows = []
     for t in range(50):
-        pcm, state = voc.step(torch.stack([a[t], b[t]]), state, torch.Generator().manual_seed(t))
+        pcm, state = voc.step(torch.stack([a[t], b[t]]), state)
         rows.append(pcm)
     batched = torch.cat(rows, dim=1)
     alone = voc.new_state(1)
     solo = []
     for t in range(50):
-        pcm, alone = voc.step(a[t : t + 1], alone, torch.Generator().manual_seed(t))
+        pcm, alone = voc.step(a[t : t + 1], alone)
         solo.append(pcm)
     assert torch.allclose(batched[0], torch.cat(solo, dim=1)[0], atol=1e-5)
     # no seam: the largest sample-to-sample jump at hop boundaries is no larger than inside hops
@@ -65,4 +65,4 @@ def test_batched_rows_are_independent_and_streaming_is_seamless():
 
 def test_state_is_fixed_size():
     voc = HarmonicNoiseVocoder()
-    assert voc.new_state(3).nbytes_per_row() == (1 + 1 + 2 * HOP + HOP) * 4
+    assert voc.new_state(3).nbytes_per_row() == (1 + 1 + 2 * HOP + HOP + 1) * 4

@@ -8,7 +8,9 @@ to one, so a steady frame reproduces its envelope exactly.
 
 Output for frame j is the hop [(j-1)·HOP, j·HOP): one frame of latency (11.6 ms), no look-ahead.
 
-State per stream (all fixed size): phase (1), last f0 (1), last hop of excitation (2, HOP), grain tail (HOP).
+State per stream (all fixed size): phase (1), last f0 (1), last hop of excitation (2, HOP), grain tail (HOP),
+and a read position in a fixed table of Gaussian noise, so a stream's audio is a pure function of its frames
+(reproducible, and identical whether it runs alone or batched).
 
 Levels follow WORLD's conventions (see `sonare.tts.acoustic`): a harmonic at frequency f of a periodic
 signal with fundamental f0 has amplitude 2·sqrt(sp(f)·f0/sr); white noise of variance s² has sp = s².
@@ -25,6 +27,8 @@ from torch import Tensor
 from sonare.ssm.state import BatchState, zeros_state
 from sonare.tts.acoustic import HOP, N_AP, N_ENV, SAMPLE_RATE, interpolation_matrix, mel_points
 
+NOISE_TABLE = 1 << 18
+
 
 class HarmonicNoiseVocoder:
     def __init__(self, sample_rate: int = SAMPLE_RATE, hop: int = HOP, dtype: torch.dtype = torch.float32):
@@ -35,16 +39,17 @@ class HarmonicNoiseVocoder:
         self._ap_to_bins = torch.tensor(interpolation_matrix(mel_points(N_AP, sample_rate), bins).T, dtype=dtype)
         self._window = torch.hann_window(n_fft, periodic=True, dtype=dtype).sqrt()
         self._ramp = torch.arange(1, hop + 1, dtype=dtype) / hop  # interpolation weights within a hop
+        # 12 s of noise at 22.05 kHz: far longer than any pattern an ear could pick out of shaped aspiration
+        self._noise = torch.randn(NOISE_TABLE, generator=torch.Generator().manual_seed(0), dtype=dtype)
+        self._hop_index = torch.arange(hop)
 
     def state_shapes(self) -> dict[str, tuple[int, ...]]:
-        return {"phase": (1,), "f0": (1,), "excitation": (2, self.hop), "tail": (self.hop,)}
+        return {"phase": (1,), "f0": (1,), "excitation": (2, self.hop), "tail": (self.hop,), "noise_at": (1,)}
 
     def new_state(self, batch: int) -> BatchState:
         return zeros_state(self.state_shapes(), batch, dtype=self._window.dtype)
 
-    def step(
-        self, frames: Tensor, state: BatchState, generator: torch.Generator | None = None
-    ) -> tuple[Tensor, BatchState]:
+    def step(self, frames: Tensor, state: BatchState) -> tuple[Tensor, BatchState]:
         """frames: (B, FRAME_DIM) -> pcm: (B, HOP) and the next state."""
         log_f0, voiced = frames[:, 0], frames[:, 1].clamp(0, 1)
         log_env, log_ap = frames[:, 2 : 2 + N_ENV], frames[:, 2 + N_ENV :]
@@ -55,7 +60,8 @@ class HarmonicNoiseVocoder:
         f0_t = prev_f0[:, None] + (f0 - prev_f0)[:, None] * self._ramp  # (B, HOP)
         phase_t = state["phase"] + torch.cumsum(2 * math.pi * f0_t / self.sample_rate, dim=1)
         pulses = _band_limited_pulses(phase_t, torch.floor(self.sample_rate / 2 / f0_t))
-        noise = torch.randn(frames.shape[0], self.hop, generator=generator, dtype=frames.dtype)
+        at = state["noise_at"].long()  # (B, 1)
+        noise = self._noise[(at + self._hop_index) % NOISE_TABLE]
         excitation = torch.stack([pulses, noise], dim=1)  # (B, 2, HOP)
 
         grains = torch.cat([state["excitation"], excitation], dim=2) * self._window  # (B, 2, 2·HOP)
@@ -75,16 +81,17 @@ class HarmonicNoiseVocoder:
                 "f0": f0[:, None],
                 "excitation": excitation,
                 "tail": grain[:, self.hop :],
+                "noise_at": ((at + self.hop) % NOISE_TABLE).to(frames.dtype),
             }
         )
         return pcm, next_state
 
-    def render(self, frames: Tensor, generator: torch.Generator | None = None) -> Tensor:
+    def render(self, frames: Tensor) -> Tensor:
         """Offline convenience: frames (T, FRAME_DIM) -> pcm (T·HOP,), streamed frame by frame."""
         state = self.new_state(1)
         out = []
         for frame in frames:
-            pcm, state = self.step(frame[None], state, generator)
+            pcm, state = self.step(frame[None], state)
             out.append(pcm[0])
         return torch.cat(out) if out else torch.zeros(0)
 
