@@ -263,12 +263,13 @@ def _split_text(text: str) -> list[str | list[str]]:
 
 
 @functools.lru_cache(maxsize=65536)
-def _word_alone(language: str, word: str) -> tuple[str, ...]:
+def _word_alone(language: str, word: str) -> tuple[tuple[str, ...], ...]:
+    """The phoneme words espeak-ng makes of one written word on its own (several for "42")."""
     engine = _espeak()
     with engine.lock:
         engine.set_language(language)
         ipa = engine.to_ipa(word)
-    return tuple(token for ipa_word in ipa.split() for token in split_phonemes(ipa_word))
+    return tuple(tokens for tokens in map(split_phonemes, ipa.split()) if tokens)
 
 
 def _clause_words(language: str, words: list[str]) -> list[Word]:
@@ -278,26 +279,28 @@ def _clause_words(language: str, words: list[str]) -> list[Word]:
         ipa_words = [split_phonemes(w) for w in engine.to_ipa(" ".join(words)).split()]
     ipa_words = [w for w in ipa_words if w]
     alone = [_word_alone(language, w) for w in words]
-    if len(ipa_words) == len(words) and all(len(a) > 0 for a in alone):
+    if len(ipa_words) == len(words) and all(len(a) == 1 for a in alone):
         return [Word(w, p) for w, p in zip(words, ipa_words, strict=True)]
-    return _align(words, ipa_words, alone)
+    return _align(words, ipa_words, [tuple(p for part in a for p in part) for a in alone])
 
 
 def _align(words: list[str], ipa_words: list[tuple[str, ...]], alone: list[tuple[str, ...]]) -> list[Word]:
     """Share the clause's phonemes out among the written words.
 
-    Each clause phoneme is matched to the same phoneme of some word phonemised alone and takes
-    that word's index; unmatched phonemes take the index of the phoneme before them, and indices
-    are made non-decreasing so every word gets a contiguous run.
+    The clause's phonemes are aligned with those of the words phonemised one by one. A matched
+    phoneme takes the index of its word; a run that differs ("ɐ" for "a" in context, "ˈe͡ɪ" alone)
+    is spread over the words of the run it replaces; extra phonemes join the word before. Indices
+    are then made non-decreasing so every word gets a contiguous run.
     """
     clause = [p for w in ipa_words for p in w]
     reference = [p for a in alone for p in a]
     owner_of_reference = [i for i, a in enumerate(alone) for _ in a]
     owner: list[int | None] = [None] * len(clause)
     matcher = SequenceMatcher(None, clause, reference, autojunk=False)
-    for block in matcher.get_matching_blocks():
-        for k in range(block.size):
-            owner[block.a + k] = owner_of_reference[block.b + k]
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag in ("equal", "replace"):
+            for k in range(i1, i2):
+                owner[k] = owner_of_reference[j1 + (k - i1) * (j2 - j1) // (i2 - i1)]
     phonemes: list[list[str]] = [[] for _ in words]
     current = 0
     for token, index in zip(clause, owner, strict=True):
