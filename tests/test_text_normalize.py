@@ -7,6 +7,18 @@ from sonare.text.normalize import normalize
 
 CASES = [
     ("I have 3 apples.", "I have three apples."),
+    ("Open 24/7.", "Open twenty-four seven."),
+    ("A 50/50 chance.", "A fifty fifty chance."),
+    ("It costs $5/month.", "It costs five dollars per month."),
+    ("It uses 5 GB/month.", "It uses five gigabytes per month."),
+    ("A 2:1 ratio.", "A two to one ratio."),
+    ("It ended at 10:30:15.", "It ended at ten thirty and fifteen seconds."),
+    ("A £5m deal.", "A five million pounds deal."),
+    ("A $100k salary.", "A one hundred thousand dollars salary."),
+    ("Dial 911!", "Dial nine one one!"),
+    ("He is 5'10\" tall.", "He is five foot ten tall."),
+    ("The COVID19 rules.", "The Covid nineteen rules."),
+    ("Add 1/16 inch.", "Add one sixteenth inch."),
     ("There are 0 left.", "There are zero left."),
     ("It weighs 15 pounds.", "It weighs fifteen pounds."),
     ("The answer is 42.", "The answer is forty-two."),

@@ -49,6 +49,7 @@ _ABBREVIATIONS = {
     "Sgt.": "Sergeant", "Col.": "Colonel", "Rev.": "Reverend", "Hon.": "Honorable",
     "Univ.": "University", "Assn.": "Association", "Bros.": "Brothers", "min.": "minutes",
     "max.": "maximum", "est.": "established", "ext.": "extension", "Ext.": "extension", "Ph.D.": "PhD",
+    "Ste.": "Suite", "Ep.": "Episode", "Fig.": "Figure", "Vol.": "Volume", "Ch.": "Chapter",
 } | {f"{short}.": full for short, full in _MONTH_ABBREVIATIONS.items()}  # fmt: skip
 # Abbreviations that can end a sentence; the others ("Mr.", "vs.", "Apt.") never carry its period.
 _SENTENCE_ENDINGS = frozenset(
@@ -93,7 +94,8 @@ _CURRENCIES = {  # symbol: (unit singular, plural, hundredth singular, plural)
     "£": ("pound", "pounds", "penny", "pence"),
     "¥": ("yen", "yen", "", ""),
 }
-_MULTIPLIERS = {"K": "thousand", "k": "thousand", "M": "million", "B": "billion", "bn": "billion",
+_FRACTION_DENOMINATORS = frozenset({2, 3, 4, 5, 6, 8, 10, 12, 16, 32, 64, 100})
+_MULTIPLIERS = {"K": "thousand", "k": "thousand", "M": "million", "m": "million", "B": "billion", "bn": "billion",
                 "thousand": "thousand", "million": "million", "billion": "billion", "trillion": "trillion"}  # fmt: skip
 
 _REGNAL_NAMES = _word_set(
@@ -329,10 +331,11 @@ def _clock(hour: int, minute: int, meridiem: str | None) -> str:
 
 
 def _time(match: re.Match[str]) -> str:
-    hour, minute = int(match.group("h")), int(match.group("min") or 0)
-    if hour > 24 or minute > 59:
+    hour, minute, second = int(match.group("h")), int(match.group("min") or 0), int(match.group("s") or 0)
+    if hour > 24 or minute > 59 or second > 59:
         return match.group()
-    return _clock(hour, minute, match.group("ampm")) + _final_period(match)
+    seconds = f" and {cardinal(second)} second{'s' if second != 1 else ''}" if second else ""
+    return _clock(hour, minute, match.group("ampm")) + seconds + _final_period(match)
 
 
 # --- money, percentages, units ------------------------------------------------------------------
@@ -401,8 +404,10 @@ def _year_or_number(match: re.Match[str]) -> str:
 
 def _fraction(match: re.Match[str]) -> str:
     numerator, denominator = int(match.group("num")), int(match.group("den"))
-    if not 2 <= denominator <= 16 or numerator >= 100:
-        return f"{cardinal(numerator)} slash {cardinal(denominator)}"
+    if denominator not in _FRACTION_DENOMINATORS or numerator >= denominator * 4:
+        # not a fraction people say: "24/7", "50/50", "9/11"
+        whole = f"{cardinal(int(match.group('whole')))} " if match.group("whole") else ""
+        return f"{whole}{cardinal(numerator)} {cardinal(denominator)}"
     words = fraction(numerator, denominator)
     if match.group("whole"):
         words = f"{cardinal(int(match.group('whole')))} and {'a ' if numerator == 1 else ''}" + (
@@ -480,7 +485,7 @@ _REWRITES: tuple[tuple[str, Rewrite | str, int], ...] = (
     ),
     (r"(?<![\w.])(?:[A-Za-z]\.){2,}(?!\w)", _dotted_acronym, 0),
     (r"\bNo\.\s*(?=\d)", "number ", 0),
-    (r"\b(?:" + "|".join(_SAID_AS_WORDS) + r")\b", _acronym, 0),
+    (r"(?<![A-Za-z])(?:" + "|".join(_SAID_AS_WORDS) + r")(?![A-Za-z])", _acronym, 0),
     # phone numbers
     (r"(?<![\w+])(?:\+?1[\s.-])?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}\b", _phone, 0),
     (r"(?<![\w+])\+\d{1,3}(?:[\s.-]\d{2,4}){2,4}\b", _phone, 0),
@@ -502,11 +507,19 @@ _REWRITES: tuple[tuple[str, Rewrite | str, int], ...] = (
         _day_month_date,
         0,
     ),
-    (r"\b(?P<h>\d{1,2}):(?P<min>\d{2})(?::\d{2})?(?:\s*(?P<ampm>[AaPp]\.?[Mm]\.?|AM|PM)(?![\w]))?", _time, 0),
-    (r"\b(?P<h>\d{1,2})(?P<min>)\s*(?P<ampm>[AaPp]\.?[Mm]\.?)(?![\w])", _time, 0),
+    (r"\b(?P<h>\d{1,2}):(?P<min>\d{2})(?::(?P<s>\d{2}))?(?:\s*(?P<ampm>[AaPp]\.?[Mm]\.?|AM|PM)(?![\w]))?", _time, 0),
+    (r"\b(?P<h>\d{1,2})(?P<min>)(?P<s>)\s*(?P<ampm>[AaPp]\.?[Mm]\.?)(?![\w])", _time, 0),
     # references read digit by digit, zip codes
     (r"(?P<hash>#\s?)?(?<![\w.,])(?P<ref>(?=[A-Z0-9-]*\d)[A-Z0-9]+(?:-[A-Z0-9]+)*)(?![\w.,]\d|[\w])", _reference, 0),
     (r"(?<=\b[A-Z]{2} )\d{5}(?:-\d{4})?\b", lambda m: digits(m.group()), 0),
+    # heights (5'10"), three-digit service numbers (911), ratios (2:1)
+    (
+        r"\b(?P<ft>\d)'\s?(?P<inch>\d{1,2})(?:\"|''|\b)",
+        lambda m: f"{cardinal(int(m['ft']))} foot {cardinal(int(m['inch']))}",
+        0,
+    ),
+    (r"(?<![\w.,])[2-9]11\b(?![.,]\d)", lambda m: digits(m.group()), 0),
+    (r"(?<=\d):(?=\d)", " to ", 0),
     # house numbers read in pairs, as people say them ("fourteen twenty Maple Street")
     (
         r"\b\d{3,4}(?=\s+(?:[A-Z][a-z]+\s+){1,3}" + _STREET_TYPES + r"(?!\w))",
@@ -515,11 +528,17 @@ _REWRITES: tuple[tuple[str, Rewrite | str, int], ...] = (
     ),
     # ranges: the dash becomes "to"; the numbers on either side are read by the rules below
     (r"(?<=\d)\s?[-–]\s?(?=[$€£]?\d)", " to ", 0),
+    # "$5/month", "5 GB/month"
+    (
+        r"(?<=[A-Za-z0-9])/(?=(?:month|year|week|day|night|hour|minute|person|head|unit|item|mile|gallon|page|mo|yr|hr)\b)",
+        " per ",
+        0,
+    ),
     # money, percentages, measures
     (
         r"(?P<neg>-)?(?P<cur>[$€£¥])\s?(?P<amount>"
         + _NUMBER
-        + r")(?:\s?(?P<mult>thousand|million|billion|trillion|bn|[KMB])\b)?",
+        + r")(?:\s?(?P<mult>thousand|million|billion|trillion|bn|[KMBkm])\b)?",
         _money,
         0,
     ),
