@@ -14,6 +14,7 @@ from sonare.text.inventory import (
     UNK_ID,
     decode,
     encode,
+    token_ids,
     vocab_size,
 )
 from sonare.text.inventory_build import candidate_letters, sample_text
@@ -56,3 +57,11 @@ def test_languages_are_covered(language: str) -> None:
     ids, _ = encode(items)
     assert len(ids) > 300
     assert UNK_ID not in ids
+
+
+def test_token_ids_for_manifest_tokens() -> None:
+    # "." is both punctuation and a (Mandarin) phoneme symbol: as a token it is punctuation
+    assert decode(token_ids(".")) == ["."]
+    assert token_ids(" ") == [SPACE_ID]
+    assert decode(token_ids("t͡ʃ")) == ["t͡ʃ"]
+    assert token_ids("🙂") == [UNK_ID]

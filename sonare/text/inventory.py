@@ -369,8 +369,9 @@ def encode(items: list[Word | str]) -> tuple[list[int], list[int]]:
                     ids.append(i)
                     owners.append(word_index)
         else:
-            ids.append(_PUNCTUATION_ID.get(item, UNK_ID))
-            owners.append(-1)
+            for i in token_ids(item):
+                ids.append(i)
+                owners.append(-1)
     ids.append(EOS_ID)
     owners.append(-1)
     return ids, owners

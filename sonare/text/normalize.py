@@ -139,10 +139,6 @@ _NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+"
 Rewrite = Callable[[re.Match[str]], str]
 
 
-def _sub(pattern: str, rewrite: Rewrite, text: str, flags: int = 0) -> str:
-    return re.sub(pattern, rewrite, text, flags=flags)
-
-
 def _before(match: re.Match[str], words: int = 1) -> str:
     """The last `words` words before the match, as written."""
     return " ".join(match.string[: match.start()].split()[-words:])
@@ -238,7 +234,7 @@ def _acronym(match: re.Match[str]) -> str:
 
 
 def _phone_group(group: str) -> str:
-    return "eight hundred" if group in ("800",) else digits(group)
+    return "eight hundred" if group == "800" else digits(group)
 
 
 def _phone(match: re.Match[str]) -> str:
