@@ -101,9 +101,7 @@ Oregon, Pennsylvania, Rhode Island, South Carolina, South Dakota, Tennessee, Tex
 Virginia, Washington, West Virginia, Wisconsin, Wyoming
 """)
 
-STATE_CODES = _words(
-    "AL, AK, AZ, CA, CO, CT, FL, GA, IL, IN, MA, MD, MI, MN, NC, NJ, NY, OH, OR, PA, TX, VA, WA, WI"
-)
+STATE_CODES = _words("AL, AK, AZ, CA, CO, CT, FL, GA, IL, IN, MA, MD, MI, MN, NC, NJ, NY, OH, OR, PA, TX, VA, WA, WI")
 
 COUNTRIES = _words("""
 Canada, Mexico, Brazil, Argentina, Chile, Peru, Colombia, the United Kingdom, Ireland, France,
@@ -125,9 +123,7 @@ First, Second, Third, Fourth, Fifth, Sixth, Seventh, Eighth, Ninth, Tenth, Broad
 Grand, Elmwood, Brookside, Stonebridge, Foxhollow, Quail Run, Deer Creek, Silver Lake, Mockingbird
 """)
 
-STREET_TYPES = _words(
-    "Street, Avenue, Road, Drive, Lane, Boulevard, Court, Place, Way, Terrace, Circle, Parkway"
-)
+STREET_TYPES = _words("Street, Avenue, Road, Drive, Lane, Boulevard, Court, Place, Way, Terrace, Circle, Parkway")
 STREET_ABBREVIATIONS = _words("St., Ave., Rd., Dr., Ln., Blvd., Ct., Pl.")
 
 COMPANIES = _words("""
@@ -278,9 +274,7 @@ take photographs, knit a scarf, volunteer at the shelter, go skiing, go bowling,
 """)
 
 WEEKDAYS = _words("Monday, Tuesday, Wednesday, Thursday, Friday, Saturday, Sunday")
-MONTHS = _words(
-    "January, February, March, April, May, June, July, August, September, October, November, December"
-)
+MONTHS = _words("January, February, March, April, May, June, July, August, September, October, November, December")
 
 GAME_ITEMS = _words("""
 sword, longsword, dagger, battle axe, war hammer, spear, bow, crossbow, staff, wand, shield,
