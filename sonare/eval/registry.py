@@ -88,6 +88,18 @@ def _whisper(name: str) -> Callable[[int], Transcriber]:
     return load
 
 
+def _sonare_transcriber(beam_size: int) -> Transcriber:
+    from sonare.stt.evaluation import SonareTranscriber
+
+    return SonareTranscriber()
+
+
+def _sonare_turns() -> TurnDetector:
+    from sonare.stt.evaluation import SonareTurnDetector
+
+    return SonareTurnDetector()
+
+
 def _vad_timer() -> TurnDetector:
     from sonare.eval.turns import VadTimerDetector
 
@@ -107,11 +119,13 @@ SYNTHESIZERS: dict[str, Callable[[str | None], StreamingSynthesizer]] = {
 TRANSCRIBERS: dict[str, Callable[[int], Transcriber]] = {
     "whisper-tiny": _whisper("whisper-tiny"),
     "whisper-base": _whisper("whisper-base"),
+    "sonare": _sonare_transcriber,
 }
 
 # name -> factory()
 TURN_DETECTORS: dict[str, Callable[[], TurnDetector]] = {
     "vad-timer": _vad_timer,
+    "sonare": _sonare_turns,
 }
 
 

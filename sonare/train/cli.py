@@ -14,6 +14,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     tts.add_argument("--export-only", action="store_true", help="export the latest checkpoint without training")
     tts.add_argument("--no-progress", action="store_true")
     tts.set_defaults(handler=_train_tts)
+    stt = which.add_parser("stt", help="the STT recogniser with its end-of-turn head")
+    stt.add_argument("--config", required=True, help="recipe YAML, e.g. configs/stt-default.yaml")
+    stt.add_argument("--export", metavar="DIR", help="after training, write the best weights here")
+    stt.add_argument("--export-only", action="store_true", help="export the best checkpoint without training")
+    stt.add_argument("--no-progress", action="store_true")
+    stt.set_defaults(handler=_train_stt)
 
 
 def _train_tts(args: argparse.Namespace) -> int:
@@ -24,5 +30,17 @@ def _train_tts(args: argparse.Namespace) -> int:
         train(cfg, progress=not args.no_progress)
     if args.export or args.export_only:
         out = export(cfg, args.export or "sonare/assets/tts")
+        print(f"exported to {out}")
+    return 0
+
+
+def _train_stt(args: argparse.Namespace) -> int:
+    from sonare.train.stt import STTTrainConfig, export, train
+
+    cfg = STTTrainConfig.load(args.config)
+    if not args.export_only:
+        train(cfg, progress=not args.no_progress)
+    if args.export or args.export_only:
+        out = export(cfg, args.export or "sonare/assets/stt")
         print(f"exported to {out}")
     return 0

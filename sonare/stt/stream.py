@@ -1,0 +1,248 @@
+"""Streaming recognition: the STT model behind the engine's session interface.
+
+Per stream, audio arrives in chunks of any size at the client's rate. `push` resamples it to 16 kHz and turns
+it into log-mel frames at once (both stream exactly, whatever the chunking). Each engine step then, for every
+stream with at least one whole 40 ms encoder frame queued,
+
+  1. runs the subsampler and SSM encoder over all its queued frames (up to MAX_FRAMES_PER_STEP), rows of
+     different lengths batched together through the carried-state forward,
+  2. decodes the CTC head greedily into words, emitting a partial transcript when the text changed,
+  3. feeds the turn head to the turn tracker: start / eager_end / resume / end events, with the turn's final
+     transcript (and word timestamps) just before `end`,
+  4. honours a Finalize or the end of audio once every frame received before it has been encoded.
+
+The stream's model context is one fixed-size state row (SSM states and two convolution rows); the host keeps
+only audio not yet encoded and the words of the current, unfinished segment.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from sonare.audio.features import N_MELS, SAMPLE_RATE, StreamingLogMel
+from sonare.audio.resample import StreamingResampler
+from sonare.ssm import BatchState
+from sonare.stt.decode import GreedyDecoder
+from sonare.stt.messages import (
+    AudioIn,
+    EndOfAudio,
+    Finalize,
+    Finalized,
+    RecognitionOptions,
+    Transcript,
+    TurnEvent,
+)
+from sonare.stt.model import SUBSAMPLING, TURN_END, TURN_SPEECH, STTModel, frame_time, heard_seconds
+from sonare.stt.turns import TurnTracker
+
+MIN_RATE, MAX_RATE = 8000, 48000
+MAX_FRAMES_PER_STEP = 50  # 2 s of audio: a file sent at once is encoded over several steps, not in one stall
+LANGUAGES = ("en",)
+
+
+@dataclass(frozen=True)
+class _Mark:
+    """A Finalize or the end of audio, placed after the log-mel frames received before it."""
+
+    after_frames: int
+    end: bool
+
+
+class STTSession:
+    def __init__(self, options: RecognitionOptions, eager_threshold: float, end_threshold: float):
+        self.options = options
+        self.resampler = StreamingResampler(options.sample_rate, SAMPLE_RATE)
+        self.features = StreamingLogMel()
+        self.queued: collections.deque[np.ndarray] = collections.deque()  # log-mel frames not yet encoded
+        self.n_queued = 0
+        self.frames_received = 0  # log-mel frames ever produced
+        self.frames_encoded = 0  # log-mel frames ever encoded (a multiple of SUBSAMPLING)
+        self.marks: collections.deque[_Mark] = collections.deque()
+        self.decoder = GreedyDecoder()
+        self.turns = TurnTracker(eager_threshold, end_threshold)
+        self.segment_start = 0.0
+        self.partial = ""
+        self.ended = False
+
+    # -- inputs (engine thread) -------------------------------------------------------------------------
+
+    def push(self, item: Any) -> None:
+        if self.marks and self.marks[-1].end:
+            raise ValueError("input after the end of audio")
+        if isinstance(item, AudioIn):
+            samples = np.asarray(item.samples, dtype=np.float32)
+            if samples.ndim != 1:
+                raise ValueError("audio must be mono")
+            self._hear(self.resampler.process(samples))
+        elif isinstance(item, Finalize):
+            self.marks.append(_Mark(self.frames_received, end=False))
+        elif isinstance(item, EndOfAudio):
+            self._hear(self.resampler.flush())
+            self.marks.append(_Mark(self.frames_received, end=True))
+        else:
+            raise ValueError(f"unsupported input {type(item).__name__}")
+
+    def _hear(self, samples: np.ndarray) -> None:
+        frames = self.features.push(samples).numpy()
+        if len(frames):
+            self.queued.append(frames)
+            self.n_queued += len(frames)
+            self.frames_received += len(frames)
+
+    def encodable_frames(self) -> int:
+        """How many log-mel rows the next step may encode: whole encoder frames, up to the step cap, never past
+        the next mark, so a Finalize's transcript holds exactly the audio received before it."""
+        limit = self.marks[0].after_frames - self.frames_encoded if self.marks else self.n_queued
+        return min(self.n_queued, limit) // SUBSAMPLING * SUBSAMPLING if limit > 0 else 0
+
+    def take_frames(self) -> np.ndarray:
+        """The log-mel rows for the next step (a multiple of SUBSAMPLING)."""
+        n = min(self.encodable_frames(), MAX_FRAMES_PER_STEP * SUBSAMPLING)
+        joined = np.concatenate(self.queued) if self.queued else np.zeros((0, N_MELS), np.float32)
+        self.queued.clear()
+        if n < len(joined):
+            self.queued.append(joined[n:])
+        self.n_queued -= n
+        self.frames_encoded += n
+        return joined[:n]
+
+    def encodable(self) -> bool:
+        return self.encodable_frames() > 0
+
+    def mark_due(self) -> bool:
+        """The next mark's audio has been encoded (all but a sub-frame remainder the model cannot take)."""
+        return bool(self.marks) and self.frames_encoded >= self.marks[0].after_frames - (SUBSAMPLING - 1)
+
+    # -- engine-facing ------------------------------------------------------------------------------------
+
+    def ready(self, now: float) -> bool:
+        return self.encodable() or self.mark_due()
+
+    def deadline(self) -> float | None:
+        return None  # paced by the client's audio, not by playback
+
+    def finished(self) -> bool:
+        return self.ended
+
+
+class STTStreamingModel:
+    """The engine's view of the STT model (name "stt")."""
+
+    name = "stt"
+
+    def __init__(self, model: STTModel, eager_threshold: float, end_threshold: float):
+        self.model = model.eval()
+        self.eager_threshold = eager_threshold
+        self.end_threshold = end_threshold
+
+    def new_state(self, slots: int) -> BatchState:
+        return self.model.new_state(slots)
+
+    def open(self, options: Mapping[str, Any] | RecognitionOptions) -> STTSession:
+        if not isinstance(options, RecognitionOptions):
+            raise ValueError("STT streams take RecognitionOptions")
+        if not MIN_RATE <= options.sample_rate <= MAX_RATE:
+            raise ValueError(f"sample_rate must be between {MIN_RATE} and {MAX_RATE} Hz")
+        if options.language not in LANGUAGES:
+            raise ValueError(f"language {options.language!r} is not supported (supported: {', '.join(LANGUAGES)})")
+        return STTSession(options, self.eager_threshold, self.end_threshold)
+
+    # -- one batched step --------------------------------------------------------------------------------
+
+    @torch.inference_mode()
+    def step(self, state: BatchState, sessions: Sequence[STTSession]) -> tuple[BatchState, list[list[Any]]]:
+        events: list[list[Any]] = [[] for _ in sessions]
+        rows = [i for i, s in enumerate(sessions) if s.encodable()]
+        if rows:
+            frames = [sessions[i].take_frames() for i in rows]
+            lengths = torch.tensor([len(f) // SUBSAMPLING for f in frames])
+            mel = torch.zeros(len(rows), int(lengths.max()) * SUBSAMPLING, N_MELS)
+            for r, f in enumerate(frames):
+                mel[r, : len(f)] = torch.from_numpy(f)
+            idx = torch.tensor(rows)
+            ctc, turn, new = self.model(mel, state.gather(idx), lengths)
+            state.scatter_(idx, new)
+            tokens = ctc.argmax(-1).tolist()
+            probs = torch.sigmoid(turn).tolist()
+            for r, i in enumerate(rows):
+                s = sessions[i]
+                first = s.frames_encoded // SUBSAMPLING - int(lengths[r])
+                for k in range(int(lengths[r])):
+                    self._frame(s, tokens[r][k], probs[r][k], first + k, events[i])
+                self._emit_partial(s, events[i])
+        for i, s in enumerate(sessions):
+            while s.mark_due():
+                self._settle_mark(s, s.marks.popleft(), events[i])
+        return state, events
+
+    def _frame(self, s: STTSession, token: int, probs: list[float], frame: int, out: list[Any]) -> None:
+        s.decoder.push(token, frame)
+        if not s.options.turn_detection:
+            return
+        kind = s.turns.push(probs[TURN_END], probs[TURN_SPEECH])
+        if kind is None:
+            return
+        now = frame_time(frame)
+        if kind == "end":
+            self._final(s, now, out)
+        out.append(TurnEvent(kind, round(now, 3)))
+
+    @staticmethod
+    def _emit_partial(s: STTSession, out: list[Any]) -> None:
+        text = s.decoder.text()
+        if text != s.partial:
+            s.partial = text
+            words = list(s.decoder.words)
+            out.append(
+                Transcript(
+                    text, False, words, s.segment_start, round(heard_seconds(s.frames_encoded) - s.segment_start, 3)
+                )
+            )
+
+    @staticmethod
+    def _final(s: STTSession, now: float, out: list[Any]) -> None:
+        """Close the current segment with a final transcript (none when nothing was said)."""
+        words = s.decoder.take_segment()
+        if words:
+            text = "".join(" " + w.word for w in words)
+            out.append(Transcript(text, True, words, s.segment_start, round(now - s.segment_start, 3)))
+        s.segment_start = now
+        s.partial = ""
+
+    def _settle_mark(self, s: STTSession, mark: _Mark, out: list[Any]) -> None:
+        now = heard_seconds(s.frames_encoded)
+        self._final(s, now, out)
+        if mark.end:
+            if s.options.turn_detection and s.turns.close():
+                out.append(TurnEvent("end", round(now, 3)))
+            s.ended = True
+        else:
+            out.append(Finalized())
+
+    # -- offline use -------------------------------------------------------------------------------------
+
+    def stream(self, chunks: Iterable[np.ndarray], options: RecognitionOptions) -> Iterator[Any]:
+        """Events for audio arriving in `chunks`, stepping one stream without the engine (CLI, evaluation)."""
+        session = self.open(options)
+        state = self.new_state(1)
+        for chunk in chunks:
+            session.push(AudioIn(chunk))
+            while session.ready(0.0):
+                state, (events,) = self.step(state, [session])
+                yield from events
+        session.push(EndOfAudio())
+        while not session.finished():
+            state, (events,) = self.step(state, [session])
+            yield from events
+
+    def transcribe(self, audio: np.ndarray, sample_rate: int) -> str:
+        """The whole recording's transcript (turn detection off: one final at the end)."""
+        options = RecognitionOptions(sample_rate=sample_rate, turn_detection=False)
+        finals = [e.text for e in self.stream([audio], options) if isinstance(e, Transcript) and e.is_final]
+        return "".join(finals).strip()

@@ -1,0 +1,69 @@
+"""Turn events from the turn head's per-frame probabilities, with hysteresis.
+
+A turn starts when speech has been heard for START_FRAMES frames in a row. Inside a turn the end-of-turn
+probability is compared with two thresholds: crossing the lower one gives an eager end (a client may start
+preparing its reply), the higher one ends the turn. Speech after an eager end, before the end, resumes the
+turn. A silence longer than MAX_SILENCE_SECONDS ends a turn whatever the head says, so a stream never stays
+in a turn forever on a low-confidence pause.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from sonare.stt.model import FRAME_SECONDS, TURN_END, TURN_SPEECH, frame_time
+
+SPEECH_THRESHOLD = 0.5
+START_FRAMES = 2  # 80 ms of speech
+EAGER_THRESHOLD = 0.5
+END_THRESHOLD = 0.8
+MAX_SILENCE_SECONDS = 4.0
+# End thresholds an evaluation sweeps: each is one operating point on the false cut-off / latency curve.
+THRESHOLDS = tuple(round(float(t), 2) for t in np.arange(0.3, 0.99, 0.05))
+
+Kind = Literal["start", "eager_end", "resume", "end"]
+
+
+@dataclass
+class TurnTracker:
+    eager_threshold: float = EAGER_THRESHOLD
+    end_threshold: float = END_THRESHOLD
+    in_turn: bool = False
+    eager: bool = False
+    speech_run: int = 0
+    silence_run: int = 0
+
+    def push(self, p_end: float, p_speech: float) -> Kind | None:
+        """Feed one encoder frame's probabilities; returns the turn event it causes, if any."""
+        speaking = p_speech >= SPEECH_THRESHOLD
+        self.speech_run = self.speech_run + 1 if speaking else 0
+        self.silence_run = 0 if speaking else self.silence_run + 1
+        if not self.in_turn:
+            if self.speech_run >= START_FRAMES:
+                self.in_turn, self.eager = True, False
+                return "start"
+            return None
+        if p_end >= self.end_threshold or self.silence_run * FRAME_SECONDS >= MAX_SILENCE_SECONDS:
+            self.in_turn = self.eager = False
+            return "end"
+        if not self.eager and p_end >= self.eager_threshold and not speaking:
+            self.eager = True
+            return "eager_end"
+        if self.eager and self.speech_run >= START_FRAMES:
+            self.eager = False
+            return "resume"
+        return None
+
+    def close(self) -> bool:
+        """The stream is being finalised or ended: True if a turn was open (and is now over)."""
+        was, self.in_turn, self.eager = self.in_turn, False, False
+        return was
+
+
+def turn_fires(probs: np.ndarray, eager_threshold: float, end_threshold: float) -> list[float]:
+    """Times (seconds) a tracker ends turns, fed one recording's per-frame sigmoid turn outputs (L, 2)."""
+    tracker = TurnTracker(eager_threshold, end_threshold)
+    return [frame_time(k) for k, p in enumerate(probs) if tracker.push(p[TURN_END], p[TURN_SPEECH]) == "end"]

@@ -1,0 +1,31 @@
+"""Loading shipped STT weights (`safetensors`), offline, from the package or a model directory."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+ASSET_DIR = Path(__file__).resolve().parent.parent / "assets" / "stt"
+WEIGHTS_NAME = "stt.safetensors"
+
+
+def load_from(directory: str | os.PathLike):
+    """An `STTStreamingModel` from `stt.safetensors` in `directory` (config and turn thresholds in its metadata)."""
+    from safetensors import safe_open
+    from safetensors.torch import load_file
+
+    from sonare.stt.model import STTConfig, STTModel
+    from sonare.stt.stream import STTStreamingModel
+
+    weights = Path(directory) / WEIGHTS_NAME
+    with safe_open(str(weights), framework="pt") as f:
+        meta = f.metadata()
+    model = STTModel(STTConfig(**json.loads(meta["config"])))
+    model.load_state_dict(load_file(str(weights)))
+    return STTStreamingModel(model, float(meta["eager_threshold"]), float(meta["end_threshold"]))
+
+
+def load_default(model_dir: str | os.PathLike | None = None):
+    """The STT model in `model_dir` (a server's model directory for this kind), by default the bundled one."""
+    return load_from(model_dir or ASSET_DIR)

@@ -1,0 +1,369 @@
+"""The STT training recipe: `sonare train stt --config configs/stt-default.yaml`.
+
+Reproducible (seeded, config-driven) and resumable: an atomic checkpoint every `checkpoint_minutes` (and at
+validations); rerunning the same command continues from it. A progress bar, a JSON-lines log of losses, and
+validation records: WER of greedy decoding (scored by `sonare.eval.wer`) on a slice of the training split held
+back by id hash and on the corpus's held-out split (speakers, voices and sentences never trained on), and
+turn metrics (`sonare.eval.turns`: false cut-offs on hold pauses, latency after true ends) of the turn head
+at a grid of thresholds. The thresholds shipped with the model are chosen on the held-back training slice,
+never on the held-out split. `--export` writes safetensors weights with the config and thresholds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+import yaml
+
+from sonare.stt.dataset import Utterance, load_source
+from sonare.stt.model import SUBSAMPLING, TURN_END, TURN_SPEECH, STTConfig, STTModel
+
+EAGER_FALSE_CUTOFF = 0.2  # an eager end is a speculative hint: it may be wrong more often than an end
+
+
+@dataclass
+class STTTrainConfig:
+    sources: list[str]  # corpus manifests, transcribed-audio manifests or LibriSpeech-style folders
+    run_dir: str = "runs/stt"
+    teachers_out: list[str] = field(default_factory=list)  # teachers never trained on
+    model: dict = field(default_factory=dict)  # STTConfig fields
+    batch_frames: int = 20000  # log-mel frames per batch, padding included
+    max_frames: int = 3000  # longer utterances are cropped to a random window (30 s)
+    steps: int = 12000
+    lr: float = 2e-3
+    warmup: int = 300
+    weight_decay: float = 0.01
+    grad_clip: float = 5.0
+    end_weight: float = 0.5
+    speech_weight: float = 0.2
+    gain_db: float = 12.0  # random level change per utterance, +- dB
+    freq_masks: int = 2
+    freq_mask_bins: int = 12
+    time_masks: int = 2
+    time_mask_frames: int = 30
+    val_fraction: float = 0.03
+    val_limit: int = 200  # utterances per validation set
+    val_every: int = 500
+    checkpoint_minutes: float = 5.0
+    max_false_cutoff: float = 0.05
+    threads: int = 1
+    seed: int = 0
+
+    @staticmethod
+    def load(path: str | os.PathLike) -> STTTrainConfig:
+        with open(path) as f:
+            return STTTrainConfig(**yaml.safe_load(f))
+
+
+def _is_validation(item: Utterance, fraction: float) -> bool:
+    return zlib.crc32(item.id.encode()) % 10_000 < fraction * 10_000
+
+
+def make_batches(items: list[Utterance], batch_frames: int, max_frames: int, rng: random.Random) -> list[list[int]]:
+    """Length-sorted buckets of indices under a frame budget, in random order."""
+    order = sorted(range(len(items)), key=lambda i: min(len(items[i].mel), max_frames) + rng.random())
+    batches, current = [], []
+    for i in order:  # ascending, so item i is the longest of its batch
+        if current and min(len(items[i].mel), max_frames) * (len(current) + 1) > batch_frames:
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    rng.shuffle(batches)
+    return batches
+
+
+def collate(
+    batch: list[Utterance], model: STTModel, cfg: STTTrainConfig, rng: np.random.Generator | None
+) -> dict[str, torch.Tensor]:
+    """Padded tensors; with `rng`, random crops of long items, level changes and SpecAugment masks."""
+    crops = []
+    limit = cfg.max_frames // SUBSAMPLING
+    for u in batch:
+        n = u.n_frames
+        if rng is None or n <= limit:
+            crops.append((0, n))
+        else:
+            start = int(rng.integers(0, n - limit + 1))
+            crops.append((start, start + limit))
+    lengths = torch.tensor([b - a for a, b in crops])
+    t = int(lengths.max()) * SUBSAMPLING
+    mean = model.feat_mean.numpy()
+    mel = np.broadcast_to(mean, (len(batch), t, mean.size)).copy()
+    speech = torch.full((len(batch), t // SUBSAMPLING), math.nan)
+    end = torch.full((len(batch), t // SUBSAMPLING), math.nan)
+    targets, target_lengths = [], []
+    for i, (u, (a, b)) in enumerate(zip(batch, crops, strict=True)):
+        x = u.mel[a * SUBSAMPLING : b * SUBSAMPLING].astype(np.float32)
+        if rng is not None:
+            x = _augment(x, mean, cfg, rng)
+        mel[i, : len(x)] = x
+        speech[i, : b - a] = torch.from_numpy(u.speech[a:b])
+        end[i, : b - a] = torch.from_numpy(u.end[a:b])
+        cropped = (a, b) != (0, u.n_frames)
+        # A cropped window's words are unknown, so only its turn labels train.
+        targets.append(torch.from_numpy(u.target) if not cropped else torch.zeros(0, dtype=torch.long))
+        target_lengths.append(0 if cropped else len(u.target))
+    return {
+        "mel": torch.from_numpy(mel),
+        "lengths": lengths,
+        "targets": torch.cat(targets),
+        "target_lengths": torch.tensor(target_lengths),
+        "speech": speech,
+        "end": end,
+    }
+
+
+def _augment(x: np.ndarray, mean: np.ndarray, cfg: STTTrainConfig, rng: np.random.Generator) -> np.ndarray:
+    x = x + rng.uniform(-cfg.gain_db, cfg.gain_db) * math.log(10) / 10  # a level change shifts log power
+    for _ in range(cfg.freq_masks):
+        w = int(rng.integers(0, cfg.freq_mask_bins + 1))
+        f0 = int(rng.integers(0, x.shape[1] - w + 1))
+        x[:, f0 : f0 + w] = mean[f0 : f0 + w]
+    for _ in range(cfg.time_masks):
+        w = int(rng.integers(0, min(cfg.time_mask_frames, len(x) // 10) + 1))
+        t0 = int(rng.integers(0, len(x) - w + 1))
+        x[t0 : t0 + w] = mean
+    return x
+
+
+def losses(model: STTModel, batch: dict[str, torch.Tensor], cfg: STTTrainConfig) -> dict[str, torch.Tensor]:
+    ctc_logits, turn_logits, _ = model(batch["mel"], lengths=batch["lengths"])
+    has_text = batch["target_lengths"] > 0
+    if has_text.any():
+        logp = F.log_softmax(ctc_logits[has_text], dim=-1).transpose(0, 1)  # (L, B', V)
+        ctc = F.ctc_loss(
+            logp, batch["targets"], batch["lengths"][has_text], batch["target_lengths"][has_text], zero_infinity=True
+        )
+    else:
+        ctc = ctc_logits.sum() * 0.0
+    valid = torch.arange(turn_logits.shape[1])[None, :] < batch["lengths"][:, None]
+    end = _masked_bce(turn_logits[..., TURN_END], batch["end"], valid)
+    speech = _masked_bce(turn_logits[..., TURN_SPEECH], batch["speech"], valid)
+    total = ctc + cfg.end_weight * end + cfg.speech_weight * speech
+    return {"loss": total, "ctc": ctc, "end": end, "speech": speech}
+
+
+def _masked_bce(logits: torch.Tensor, target: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    mask = valid & ~torch.isnan(target)
+    if not mask.any():
+        return logits.sum() * 0.0
+    return F.binary_cross_entropy_with_logits(logits[mask], target[mask])
+
+
+def feature_statistics(items: list[Utterance], limit: int = 500) -> tuple[torch.Tensor, torch.Tensor]:
+    sample = np.concatenate([u.mel for u in items[:: max(1, len(items) // limit)]]).astype(np.float64)
+    return torch.from_numpy(sample.mean(0)).float(), torch.from_numpy(sample.std(0)).float().clamp(min=1e-2)
+
+
+def _lr_at(step: int, cfg: STTTrainConfig) -> float:
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    progress = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
+    return cfg.lr * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
+
+
+def _save_atomic(obj: dict, path: Path) -> None:
+    tmp = path.with_suffix(".tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def _load_data(cfg: STTTrainConfig, run: Path) -> tuple[list[Utterance], dict[str, list[Utterance]]]:
+    train_all, heldout = [], []
+    for source in cfg.sources:
+        train_all += load_source(source, "train", run / "features", cfg.teachers_out)
+        heldout += load_source(source, "heldout", run / "features")
+    train = [u for u in train_all if not _is_validation(u, cfg.val_fraction)]
+    held_back = [u for u in train_all if _is_validation(u, cfg.val_fraction)]
+    rng = random.Random(cfg.seed)
+    sets = {
+        "val": held_back,
+        "heldout": [u for u in heldout if u.pauses is None and not u.source.endswith("augmented")],
+        "heldout-augmented": [u for u in heldout if u.source.endswith("augmented")],
+        "heldout-turns": [u for u in heldout if u.pauses is not None],
+    }
+    sets = {k: rng.sample(v, min(len(v), cfg.val_limit)) for k, v in sets.items() if v}
+    return train, sets
+
+
+def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
+    from tqdm import tqdm
+
+    torch.set_num_threads(cfg.threads)
+    torch.set_flush_denormal(True)
+    run = Path(cfg.run_dir)
+    run.mkdir(parents=True, exist_ok=True)
+    train_set, val_sets = _load_data(cfg, run)
+    if not train_set:
+        raise SystemExit("no STT training utterances in the sources")
+
+    ckpt_path = run / "checkpoint.pt"
+    ckpt = torch.load(ckpt_path, weights_only=False) if ckpt_path.exists() else None
+    if ckpt is not None:
+        model = STTModel(STTConfig(**ckpt["model_config"]))
+        model.load_state_dict(ckpt["model"])
+        step, best = ckpt["step"], ckpt.get("best")
+    else:
+        torch.manual_seed(cfg.seed)
+        model = STTModel(STTConfig(**cfg.model))
+        model.feat_mean, model.feat_std = feature_statistics(train_set)
+        step, best = 0, None
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    if ckpt is not None:
+        opt.load_state_dict(ckpt["optimizer"])
+    hours = sum(len(u.mel) for u in train_set) / 360_000
+    n_params = sum(p.numel() for p in model.parameters())
+    sizes = ", ".join(f"{k} {len(v)}" for k, v in val_sets.items())
+    print(f"STT: {len(train_set)} train utterances ({hours:.2f} h); validation: {sizes}; {n_params:,} params")
+
+    def checkpoint() -> None:
+        state = {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step, "best": best}
+        _save_atomic({**state, "model_config": model.cfg.to_dict()}, ckpt_path)
+
+    py_rng = random.Random(cfg.seed + step)
+    np_rng = np.random.default_rng([cfg.seed, step])
+    batches: list[list[int]] = []
+    log = open(run / "log.jsonl", "a")  # noqa: SIM115 - appended to for the whole run
+    bar = tqdm(total=cfg.steps, initial=step, desc="stt", disable=not progress, mininterval=5)
+    model.train()
+    t_last, t_ckpt = time.time(), time.time()
+    while step < cfg.steps:
+        if not batches:
+            batches = make_batches(train_set, cfg.batch_frames, cfg.max_frames, py_rng)
+        batch = collate([train_set[i] for i in batches.pop()], model, cfg, np_rng)
+        for group in opt.param_groups:
+            group["lr"] = _lr_at(step, cfg)
+        parts = losses(model, batch, cfg)
+        opt.zero_grad(set_to_none=True)
+        parts["loss"].backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        opt.step()
+        step += 1
+        bar.update(1)
+        bar.set_postfix({k: f"{v.item():.3f}" for k, v in parts.items()}, refresh=False)
+        if step % 25 == 0:
+            rec = {
+                "step": step,
+                "lr": round(_lr_at(step, cfg), 6),
+                "sec_per_step": round((time.time() - t_last) / 25, 3),
+            }
+            rec.update({k: round(v.item(), 4) for k, v in parts.items()})
+            log.write(json.dumps(rec) + "\n")
+            log.flush()
+            t_last = time.time()
+        if step % cfg.val_every == 0 or step == cfg.steps:
+            record = validate(model, val_sets, cfg, step)
+            log.write(json.dumps(record) + "\n")
+            log.flush()
+            if "val" in record and (best is None or record["val"]["wer"] <= best["wer"]):
+                best = {"step": step, "wer": record["val"]["wer"], **record["val"].get("thresholds", {})}
+                torch.save(
+                    {"model": model.state_dict(), "model_config": model.cfg.to_dict(), "best": best}, run / "best.tmp"
+                )
+                os.replace(run / "best.tmp", run / "best.pt")
+            model.train()
+            checkpoint()
+            t_ckpt = time.time()
+        elif time.time() - t_ckpt > cfg.checkpoint_minutes * 60:
+            checkpoint()
+            t_ckpt = time.time()
+    bar.close()
+    return ckpt_path
+
+
+@torch.no_grad()
+def _outputs(model: STTModel, items: list[Utterance], cfg: STTTrainConfig):
+    """Per utterance: greedy tokens and (end, speech) probabilities, in batches of similar length."""
+    model.eval()
+    order = sorted(range(len(items)), key=lambda i: len(items[i].mel))
+    results: dict[int, tuple[list[int], np.ndarray]] = {}
+    for chunk in range(0, len(order), 16):
+        idx = order[chunk : chunk + 16]
+        batch = collate([items[i] for i in idx], model, cfg, None)
+        ctc, turn, _ = model(batch["mel"], lengths=batch["lengths"])
+        tokens, probs = ctc.argmax(-1), torch.sigmoid(turn)
+        for r, i in enumerate(idx):
+            n = int(batch["lengths"][r])
+            results[i] = (tokens[r, :n].tolist(), probs[r, :n].numpy())
+    return [results[i] for i in range(len(items))]
+
+
+def greedy_text(tokens: list[int]) -> str:
+    from sonare.stt.decode import GreedyDecoder
+
+    decoder = GreedyDecoder()
+    for k, token in enumerate(tokens):
+        decoder.push(token, k)
+    return " ".join(w.word for w in decoder.take_segment())
+
+
+def turn_curve(items: list[Utterance], outputs) -> dict:
+    """Turn metrics per end threshold, scored by the independent turn evaluator."""
+    from sonare.eval.turns import Pause, TurnOutcomes, score_fires, summarize
+    from sonare.stt.turns import THRESHOLDS, turn_fires
+
+    curve = {}
+    for threshold in THRESHOLDS:
+        pooled = TurnOutcomes()
+        for u, (_, probs) in zip(items, outputs, strict=True):
+            fires = turn_fires(probs, min(threshold, 0.5), threshold)
+            seconds = len(u.mel) * 0.01
+            pooled.extend(score_fires([Pause.from_dict(p) for p in u.pauses], fires, seconds))
+        curve[threshold] = summarize(pooled)
+    return curve
+
+
+def validate(model: STTModel, val_sets: dict[str, list[Utterance]], cfg: STTTrainConfig, step: int) -> dict:
+    from sonare.eval.turns import best_operating_point
+    from sonare.eval.wer import corpus_errors
+
+    record: dict = {"step": step}
+    for name, items in val_sets.items():
+        outputs = _outputs(model, items, cfg)
+        errors = corpus_errors((u.text, greedy_text(tokens)) for u, (tokens, _) in zip(items, outputs, strict=True))
+        result: dict = {"wer": round(errors.wer, 4), "utterances": len(items)}
+        turns = [(u, o) for u, o in zip(items, outputs, strict=True) if u.pauses]
+        if turns:
+            curve = turn_curve([u for u, _ in turns], [o for _, o in turns])
+            end = best_operating_point(curve, cfg.max_false_cutoff)
+            eager = best_operating_point(curve, EAGER_FALSE_CUTOFF)
+            if end is not None:
+                eager = min(eager if eager is not None else end, end)
+                result["thresholds"] = {"eager_threshold": eager, "end_threshold": end}
+                result["turns"] = {k: round(v, 4) for k, v in curve[end].as_dict().items()}
+        record[name] = result
+    print(f"step {step}: " + json.dumps({k: v for k, v in record.items() if k != "step"}))
+    return record
+
+
+def export(cfg: STTTrainConfig, out_dir: str | os.PathLike) -> Path:
+    """Write `stt.safetensors` (weights; config and turn thresholds in metadata) from the best checkpoint."""
+    from safetensors.torch import save_file
+
+    from sonare.stt.turns import EAGER_THRESHOLD, END_THRESHOLD
+
+    run = Path(cfg.run_dir)
+    ckpt = torch.load(run / "best.pt" if (run / "best.pt").exists() else run / "checkpoint.pt", weights_only=False)
+    best = ckpt.get("best") or {}
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    metadata = {
+        "config": json.dumps(ckpt["model_config"]),
+        "step": str(best.get("step", ckpt.get("step"))),
+        "eager_threshold": str(best.get("eager_threshold", EAGER_THRESHOLD)),
+        "end_threshold": str(best.get("end_threshold", END_THRESHOLD)),
+    }
+    save_file({k: v.contiguous() for k, v in ckpt["model"].items()}, out / "stt.safetensors", metadata=metadata)
+    return out

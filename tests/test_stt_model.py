@@ -1,0 +1,92 @@
+"""The STT model's streaming paths, its alphabet, and the turn labels and tracker."""
+
+import numpy as np
+import pytest
+import torch
+
+from sonare.stt.dataset import END_RAMP_SECONDS, turn_labels
+from sonare.stt.model import STTConfig, STTModel, frame_time
+from sonare.stt.turns import TurnTracker, turn_fires
+from sonare.stt.vocab import BLANK, decode, encode, spoken_text
+
+SMALL = STTConfig(channels=8, d_model=32, n_layers=2, d_state=8, head_dim=16, dropout=0.0)
+
+
+@pytest.fixture(scope="module")
+def model() -> STTModel:
+    torch.manual_seed(0)
+    return STTModel(SMALL).double().eval()
+
+
+def test_streamed_pieces_equal_the_whole(model):
+    mel = torch.randn(2, 64, 80, dtype=torch.float64)
+    with torch.no_grad():
+        ctc, turn, final = model(mel)
+        state, outs, turns = model.new_state(2).to(torch.float64), [], []
+        for lo, hi in [(0, 4), (4, 16), (16, 20), (20, 64)]:
+            c, t, state = model(mel[:, lo:hi], state)
+            outs.append(c)
+            turns.append(t)
+    torch.testing.assert_close(torch.cat(outs, 1), ctc, atol=1e-10, rtol=0)
+    torch.testing.assert_close(torch.cat(turns, 1), turn, atol=1e-10, rtol=0)
+    for name in final:
+        torch.testing.assert_close(state[name], final[name], atol=1e-10, rtol=0)
+
+
+def test_padded_rows_keep_their_own_state(model):
+    mel = torch.randn(2, 32, 80, dtype=torch.float64)
+    with torch.no_grad():
+        _, _, short = model(mel[1:, :12])  # row 1 alone, 3 encoder frames
+        _, _, batched = model(mel, lengths=torch.tensor([8, 3]))
+    for name in short:
+        torch.testing.assert_close(batched[name][1:], short[name], atol=1e-10, rtol=0)
+
+
+def test_rejects_partial_encoder_frames(model):
+    with pytest.raises(ValueError, match="multiple of 4"):
+        model(torch.zeros(1, 6, 80, dtype=torch.float64))
+
+
+def test_state_size_is_fixed(model):
+    state = model.new_state(1).to(torch.float64)
+    before = {k: v.shape for k, v in state.items()}
+    with torch.no_grad():
+        for _ in range(3):
+            _, _, state = model(torch.randn(1, 400, 80, dtype=torch.float64), state)
+    assert {k: v.shape for k, v in state.items()} == before
+
+
+def test_alphabet_round_trip():
+    assert spoken_text("Hello, World!  It's—fine/ok") == "hello world it's fine ok"
+    ids = encode("Don't stop.")
+    assert ids is not None and BLANK not in ids
+    assert decode(ids) == "don't stop"
+    assert encode("route 66") is None  # digits must be spelled out before they are targets
+
+
+def test_turn_labels_from_words_and_pauses():
+    words = [{"word": "hi", "start": 0.2, "end": 0.6}, {"word": "there", "start": 1.4, "end": 1.8}]
+    pauses = [{"start": 0.6, "end": 1.4, "kind": "hold"}, {"start": 1.8, "end": 3.0, "kind": "end_of_turn"}]
+    speech, end = turn_labels(70, words, pauses)
+    times = np.array([frame_time(k) for k in range(70)])
+    assert np.isnan(end[times < 0.2]).all()  # before the first word: no turn to end
+    assert (speech[(times > 0.3) & (times < 0.55)] == 1).all()
+    assert (end[(times > 0.7) & (times < 1.35)] == 0).all()  # a hold pause
+    ramp = end[(times >= 1.8) & (times < 3.0)]
+    assert ramp[0] < 0.5 and (np.diff(ramp) >= 0).all()
+    assert (end[times >= 1.8 + END_RAMP_SECONDS][: int((3.0 - 2.0) / 0.04)] == 1).all()
+
+
+def test_tracker_events_follow_the_probabilities():
+    tracker = TurnTracker(eager_threshold=0.5, end_threshold=0.8)
+    frames = [(0.0, 0.9)] * 3 + [(0.6, 0.1)] + [(0.1, 0.9)] * 2 + [(0.6, 0.1), (0.9, 0.1)]
+    assert [tracker.push(e, s) for e, s in frames] == [
+        None, "start", None, "eager_end", None, "resume", "eager_end", "end"
+    ]  # fmt: skip
+    assert not tracker.close()
+
+
+def test_turn_fires_at_each_end():
+    probs = np.array([[0.0, 0.9]] * 3 + [[0.95, 0.0]] + [[0.0, 0.9]] * 3 + [[0.95, 0.0]])
+    assert turn_fires(probs, 0.5, 0.8) == [frame_time(3), frame_time(7)]
+    assert turn_fires(probs, 0.99, 0.99) == []
