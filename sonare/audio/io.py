@@ -13,9 +13,7 @@ import soundfile as sf
 from sonare.audio.resample import resample
 
 
-def load_audio(
-    source: str | os.PathLike | BinaryIO, sample_rate: int | None = None
-) -> tuple[np.ndarray, int]:
+def load_audio(source: str | os.PathLike | BinaryIO, sample_rate: int | None = None) -> tuple[np.ndarray, int]:
     """Read any format libsndfile knows (wav, flac, ogg, mp3, ...) as float32 mono in [-1, 1].
 
     `source` is a path or an open binary file. Channels are averaged. When `sample_rate` is given

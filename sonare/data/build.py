@@ -102,9 +102,7 @@ def plan_speech(config: CorpusConfig, section: Section) -> Iterator[dict[str, An
         }
 
 
-def plan_section(
-    config: CorpusConfig, section: Section, records: list[dict[str, Any]]
-) -> Iterator[dict[str, Any]]:
+def plan_section(config: CorpusConfig, section: Section, records: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     if section.kind == "speech":
         return plan_speech(config, section)
     if section.kind == "augment":
@@ -178,9 +176,7 @@ def build_corpus(
         for section in config.sections:
             if sections and section.name not in sections:
                 continue
-            hours[section.name] = _build_section(
-                config, section, out, records, writer, pool, workers, progress
-            )
+            hours[section.name] = _build_section(config, section, out, records, writer, pool, workers, progress)
             if features and "stt" in section.tasks:
                 from sonare.data.featcache import cache_features
 
@@ -196,8 +192,9 @@ def _build_section(config, section, out: Path, records, writer, pool, workers: i
     mine = [r for r in records if r["section"] == section.name]
     fill = _Fill(sum(r["duration"] for r in mine), section.hours * 3600, len(mine), section.items)
     bar = tqdm(
-        total=round(fill.target / 60, 1), initial=round(min(fill.have, fill.target) / 60, 1), unit="min",
-        desc=section.name, disable=not progress, dynamic_ncols=True, mininterval=5,
+        total=round(fill.target / 60, 1), initial=round(min(fill.have, fill.target) / 60, 1), desc=section.name,
+        bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.1f}/{total:.1f} min [{elapsed}<{remaining}]",
+        disable=not progress, dynamic_ncols=True, mininterval=5,
     )  # fmt: skip
     if not fill.full():
         plan = (s for s in plan_section(config, section, records) if s["id"] not in done)

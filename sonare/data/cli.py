@@ -37,9 +37,7 @@ def _build(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     out = args.out or f"corpus/{config.name}"
-    hours = build_corpus(
-        config, out, workers=args.workers, sections=args.section, features=not args.no_features
-    )
+    hours = build_corpus(config, out, workers=args.workers, sections=args.section, features=not args.no_features)
     for name, h in hours.items():
         print(f"{name}: {h:.2f} h")
     return 0

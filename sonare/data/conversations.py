@@ -65,9 +65,7 @@ def _split_mid_list(sentence: str, rng: np.random.Generator) -> list[str] | None
 
 
 def _number_turn(rng: np.random.Generator) -> list[str]:
-    groups = (
-        [3, 3, 4] if rng.random() < 0.6 else [int(rng.integers(2, 5)) for _ in range(int(rng.integers(2, 4)))]
-    )
+    groups = [3, 3, 4] if rng.random() < 0.6 else [int(rng.integers(2, 5)) for _ in range(int(rng.integers(2, 4)))]
     spoken = [" ".join(DIGITS[int(d)] for d in rng.integers(0, 10, size=g)) for g in groups]
     return [str(rng.choice(NUMBER_LEADS)).capitalize(), *spoken]
 
@@ -108,9 +106,7 @@ def plan_conversations(config, section):
         rng = item_rng(config.seed, section.name, index)
         group = speakers[int(rng.integers(len(speakers)))]
         voice = str(rng.choice(group["voices"]))
-        transform = (
-            sample_transform(rng, group["transform"]) if group.get("transform") else SpeakerTransform()
-        )
+        transform = sample_transform(rng, group["transform"]) if group.get("transform") else SpeakerTransform()
         segments: list[tuple[str, str]] = []
         for _ in range(int(rng.integers(options["turns"][0], options["turns"][1] + 1))):
             count = int(
@@ -131,9 +127,7 @@ def plan_conversations(config, section):
             "id": item_id,
             "section": section.name,
             "audio": audio_path(section, item_id, index),
-            "segments": [
-                {"text": t, "normalized": normalize(t), "pause_after": kind} for t, kind in segments
-            ],
+            "segments": [{"text": t, "normalized": normalize(t), "pause_after": kind} for t, kind in segments],
             "pauses": pauses,
             "lead": round(float(rng.uniform(0.2, 1.0)), 3),
             "speaker": speaker_id(group["teacher"], voice, transform),
@@ -168,9 +162,7 @@ def render_conversation(spec: dict[str, Any], corpus_dir: str) -> dict[str, Any]
     words: list[dict[str, Any]] = []
     pauses: list[dict[str, Any]] = []
     for segment, pause in zip(spec["segments"], spec["pauses"], strict=True):
-        speech = speak(
-            spec["teacher"], spec["voice"], spec["rate"], transform, segment["normalized"], spec["language"]
-        )
+        speech = speak(spec["teacher"], spec["voice"], spec["rate"], transform, segment["normalized"], spec["language"])
         audio = resample(speech.audio, speech.sample_rate, SAMPLE_RATE)
         # Keep exactly the speech, from its first phoneme to its last: pauses are then exact.
         first, last = speech.timings[0].start, speech.timings[-1].end
@@ -191,9 +183,7 @@ def render_conversation(spec: dict[str, Any], corpus_dir: str) -> dict[str, Any]
         ]
         pieces.append(audio)
         position += len(audio) / SAMPLE_RATE
-        pauses.append(
-            {"start": round(position, 4), "end": round(position + pause, 4), "kind": segment["pause_after"]}
-        )
+        pauses.append({"start": round(position, 4), "end": round(position + pause, 4), "kind": segment["pause_after"]})
         pieces.append(np.zeros(int(round(pause * SAMPLE_RATE)), dtype=np.float32))
         position += pause
     audio = normalize_level(np.concatenate(pieces), SAMPLE_RATE)
@@ -209,9 +199,7 @@ def render_conversation(spec: dict[str, Any], corpus_dir: str) -> dict[str, Any]
         "normalized": " ".join(s["normalized"] for s in spec["segments"]),
         "phonemes": tokens,
         "words": words,
-        "phones": phone_spans(
-            [Timing(t.label, min(t.start, duration), min(t.end, duration)) for t in phones]
-        ),
+        "phones": phone_spans([Timing(t.label, min(t.start, duration), min(t.end, duration)) for t in phones]),
         "pauses": pauses,
         "speaker": spec["speaker"],
         "teacher": spec["teacher"],

@@ -75,19 +75,14 @@ def phone_spans(timings: list[Timing]) -> list[dict[str, Any]]:
     return [{"phoneme": t.label, "start": round(t.start, 4), "end": round(t.end, 4)} for t in timings]
 
 
-def trim_to_speech(
-    audio: np.ndarray, sample_rate: int, timings: list[Timing]
-) -> tuple[np.ndarray, list[Timing]]:
+def trim_to_speech(audio: np.ndarray, sample_rate: int, timings: list[Timing]) -> tuple[np.ndarray, list[Timing]]:
     """Cut long leading/trailing silence, keeping a natural margin; timings shift to match."""
     if not timings:
         return audio, timings
     start = max(0.0, timings[0].start - LEAD_SILENCE)
     end = min(len(audio) / sample_rate, timings[-1].end + TAIL_SILENCE)
     a, b = int(start * sample_rate), int(np.ceil(end * sample_rate))
-    shifted = [
-        Timing(t.label, max(0.0, t.start - a / sample_rate), max(0.0, t.end - a / sample_rate))
-        for t in timings
-    ]
+    shifted = [Timing(t.label, max(0.0, t.start - a / sample_rate), max(0.0, t.end - a / sample_rate)) for t in timings]
     return audio[a:b], shifted
 
 

@@ -10,9 +10,7 @@ from sonare.data.manifest import MANIFEST_NAME, read_manifest
 
 def corpus_hours(corpus_dir: str | Path) -> dict[str, dict[str, float]]:
     """{"section": {...}, "teacher": {...}, "split": {...}, "task": {...}} -> hours."""
-    table: dict[str, dict[str, float]] = {
-        k: defaultdict(float) for k in ("section", "teacher", "split", "task")
-    }
+    table: dict[str, dict[str, float]] = {k: defaultdict(float) for k in ("section", "teacher", "split", "task")}
     for record in read_manifest(Path(corpus_dir) / MANIFEST_NAME):
         hours = record["duration"] / 3600
         table["section"][record["section"]] += hours

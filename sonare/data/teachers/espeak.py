@@ -64,9 +64,7 @@ class _Event(ctypes.Structure):
     ]
 
 
-_CALLBACK = ctypes.CFUNCTYPE(
-    ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.POINTER(_Event)
-)
+_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.POINTER(_Event))
 
 
 class EspeakTeacher:
@@ -90,9 +88,7 @@ class EspeakTeacher:
         ]  # fmt: skip
         lib.espeak_Synchronize.argtypes = []
         options = _INITIALIZE_PHONEME_EVENTS | _INITIALIZE_PHONEME_IPA | _INITIALIZE_DONT_EXIT
-        rate = lib.espeak_Initialize(
-            _AUDIO_OUTPUT_SYNCHRONOUS, 100, espeakng_loader.get_data_path().encode(), options
-        )
+        rate = lib.espeak_Initialize(_AUDIO_OUTPUT_SYNCHRONOUS, 100, espeakng_loader.get_data_path().encode(), options)
         if rate <= 0:
             raise RuntimeError("espeak-ng failed to initialise")
         self.sample_rate = int(rate)
@@ -128,9 +124,7 @@ class EspeakTeacher:
             self._lib.espeak_SetParameter(_RATE, round(_DEFAULT_WPM * rate), 0)
             self._samples, self._events = [], []
             buffer = ctypes.create_string_buffer(encoded)
-            status = self._lib.espeak_Synth(
-                buffer, len(encoded) + 1, 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None
-            )
+            status = self._lib.espeak_Synth(buffer, len(encoded) + 1, 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None)
             if status != 0:
                 raise RuntimeError(f"espeak_Synth failed with status {status}")
             self._lib.espeak_Synchronize()

@@ -44,9 +44,7 @@ class FestivalTeacher:
         self._voices = [name for name, command in VOICES.items() if self._installed(command)]
 
     def _installed(self, command: str) -> bool:
-        result = subprocess.run(
-            [self._binary, "--batch", f"({command})"], capture_output=True, text=True, check=False
-        )
+        result = subprocess.run([self._binary, "--batch", f"({command})"], capture_output=True, text=True, check=False)
         return result.returncode == 0 and "SIOD ERROR" not in result.stderr + result.stdout
 
     def voices(self) -> list[str]:
@@ -60,8 +58,6 @@ class FestivalTeacher:
             wav = Path(tmp) / "out.wav"
             script = Path(tmp) / "say.scm"
             script.write_text(_SCRIPT.format(voice=VOICES[voice], stretch=1.0 / rate, text=safe, wav=wav))
-            result = subprocess.run(
-                [self._binary, "--batch", str(script)], capture_output=True, text=True, check=True
-            )
+            result = subprocess.run([self._binary, "--batch", str(script)], capture_output=True, text=True, check=True)
             audio, sample_rate = load_audio(wav, SAMPLE_RATE)
         return Utterance(audio, sample_rate, parse_segments(result.stdout), None)

@@ -61,6 +61,4 @@ class PiperTeacher:
             pieces.append(chunk.audio_float_array)
             offset += len(chunk.audio_float_array)
         audio = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
-        return Utterance(
-            audio=audio.astype(np.float32), sample_rate=self.sample_rate, phones=phones, words=None
-        )
+        return Utterance(audio=audio.astype(np.float32), sample_rate=self.sample_rate, phones=phones, words=None)
