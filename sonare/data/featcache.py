@@ -4,11 +4,13 @@ Layout under <corpus>/features/: shard-00000.npy, ... each a float16 array (fram
 many utterances end to end, and index.jsonl with one line per utterance:
 {"id", "shard", "offset", "frames"}. A shard is written under a temporary name and renamed, then
 its index lines are appended, so a killed run loses at most the shard it was filling; a restart
-skips every id already indexed.
+skips every id already indexed. Writers (the corpus build, a training job filling gaps) take an
+exclusive lock on the directory, so they never write the same shard; readers need no lock.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from collections.abc import Iterable
@@ -38,10 +40,16 @@ def _read_index(path: Path) -> list[dict[str, Any]]:
 
 def cache_features(corpus_dir: str | Path, records: Iterable[dict[str, Any]], progress: bool = True) -> int:
     """Compute and store features for the records not yet indexed; returns how many were added."""
-    from tqdm import tqdm
-
     directory = Path(corpus_dir) / FEATURES_DIR
     directory.mkdir(parents=True, exist_ok=True)
+    with (directory / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _cache_locked(Path(corpus_dir), directory, list(records), progress)
+
+
+def _cache_locked(corpus_dir: Path, directory: Path, records: list[dict[str, Any]], progress: bool) -> int:
+    from tqdm import tqdm
+
     index_path = directory / INDEX_NAME
     indexed = _read_index(index_path)
     done = {e["id"] for e in indexed}
