@@ -2,8 +2,8 @@
 
 Sources, each given as a path in the recipe:
 - a Sonare corpus manifest (`sonare data build`): records tagged `stt`; features come from the corpus's
-  cached shards (computed and cached there if missing). Word timings give speech labels; the labelled
-  pauses of conversation records give end-of-turn labels;
+  cached shards (records not cached yet, as in a corpus still building, are skipped). Word timings give
+  speech labels; the labelled pauses of conversation records give end-of-turn labels;
 - a transcribed-audio manifest of your own: JSON lines with `audio` (or `path`) and `text`, or a TSV file
   of `path<TAB>text`; relative paths are relative to the manifest;
 - a LibriSpeech-style folder: `*.trans.txt` files of `ID text` lines beside `ID.flac` (or .wav).
@@ -92,7 +92,7 @@ def _example(item_id: str, source: str, mel: np.ndarray, text: str, record: dict
 
 def load_corpus(manifest: str | os.PathLike, split: str, teachers_out: list[str] | None = None) -> list[Utterance]:
     """STT utterances of `split` from a corpus manifest, with the corpus's cached features."""
-    from sonare.data.featcache import FeatureStore, cache_features
+    from sonare.data.featcache import FeatureStore
     from sonare.data.manifest import read_manifest
 
     corpus = Path(manifest).parent
@@ -102,11 +102,13 @@ def load_corpus(manifest: str | os.PathLike, split: str, teachers_out: list[str]
         if "stt" in r.get("tasks", ["stt"]) and r["split"] == split and r.get("teacher") not in (teachers_out or [])
     ]
     store = FeatureStore(corpus)
-    if any(r["id"] not in store for r in records):
-        cache_features(corpus, [r for r in records if r["id"] not in store])
-        store = FeatureStore(corpus)
+    uncached = sum(r["id"] not in store for r in records)
+    if uncached:  # a build still running caches them later; never write into a corpus another process builds
+        print(f"{manifest}: {uncached} {split} utterances without cached features skipped (`sonare data features`)")
     out = []
     for r in records:
+        if r["id"] not in store:
+            continue
         ex = _example(r["id"], r["section"], np.asarray(store[r["id"]]), r.get("normalized") or r["text"], r)
         if ex is not None:
             out.append(ex)

@@ -52,6 +52,7 @@ class STTTrainConfig:
     time_masks: int = 2
     time_mask_frames: int = 30
     val_fraction: float = 0.03
+    val_turn_fraction: float = 0.12
     val_limit: int = 200  # utterances per validation set
     val_every: int = 500
     checkpoint_minutes: float = 5.0
@@ -185,8 +186,10 @@ def _load_data(cfg: STTTrainConfig, run: Path) -> tuple[list[Utterance], dict[st
     for source in cfg.sources:
         train_all += load_source(source, "train", run / "features", cfg.teachers_out)
         heldout += load_source(source, "heldout", run / "features")
-    train = [u for u in train_all if not _is_validation(u, cfg.val_fraction)]
-    held_back = [u for u in train_all if _is_validation(u, cfg.val_fraction)]
+    # Conversations are few and each has several pauses: a larger share of them picks the turn thresholds.
+    held = [_is_validation(u, cfg.val_turn_fraction if u.pauses else cfg.val_fraction) for u in train_all]
+    train = [u for u, h in zip(train_all, held, strict=True) if not h]
+    held_back = [u for u, h in zip(train_all, held, strict=True) if h]
     rng = random.Random(cfg.seed)
     sets = {
         "val": held_back,

@@ -1,0 +1,102 @@
+"""Streaming benchmarks of the shipped recogniser: partial latency and real-time factor.
+
+    python -m sonare.stt.bench --manifest corpus/default/manifest.jsonl [--limit 50] [--out FILE]
+
+Partial latency: clips are streamed in 20 ms chunks; a reference word (manifest word timings) counts as shown
+when the first partial (or final) with at least that many words is emitted, and its latency is the audio time
+of that emission (what the stream had heard) minus the word's end. RTF: compute time over audio time, one
+thread, single stream, for live 20 ms chunks and for whole files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+CHUNK_SECONDS = 0.02
+
+
+def partial_latencies(model, audio: np.ndarray, rate: int, words: list[dict]) -> tuple[list[float], float]:
+    """Per reference word, seconds from its end to its first appearance; and the compute time spent."""
+    from sonare.stt.messages import AudioIn, EndOfAudio, RecognitionOptions, Transcript
+    from sonare.stt.model import heard_seconds
+
+    session = model.open(RecognitionOptions(sample_rate=rate, turn_detection=False))
+    state = model.new_state(1)
+    step = int(rate * CHUNK_SECONDS)
+    shown: list[float] = []  # audio time at which the i-th word was first shown
+    committed = 0  # words in finals so far
+    compute = 0.0
+    chunks = [audio[i : i + step] for i in range(0, len(audio), step)]
+    for chunk in [*chunks, None]:
+        start = time.perf_counter()
+        session.push(AudioIn(chunk) if chunk is not None else EndOfAudio())
+        events = []
+        while session.ready(0.0):
+            state, (out,) = model.step(state, [session])
+            events += out
+        compute += time.perf_counter() - start
+        for e in events:
+            if isinstance(e, Transcript):
+                count = committed + len(e.text.split())
+                while len(shown) < count:
+                    shown.append(heard_seconds(session.frames_encoded))
+                if e.is_final:
+                    committed = count
+    latencies = [shown[i] - w["end"] for i, w in enumerate(words) if i < len(shown)]
+    return latencies, compute
+
+
+def main(argv: list[str] | None = None) -> int:
+    from sonare.audio.io import load_audio
+    from sonare.data.manifest import read_manifest
+    from sonare.stt import load_default
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--manifest", type=Path, required=True)
+    parser.add_argument("--split", default="heldout")
+    parser.add_argument("--limit", type=int, default=50)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+
+    torch.set_num_threads(1)
+    torch.set_flush_denormal(True)
+    model = load_default()
+    records = [
+        r
+        for r in read_manifest(args.manifest)
+        if r["split"] == args.split and "pauses" not in r and not r.get("augment") and r.get("words")
+    ][: args.limit]
+    latencies, live_compute, file_compute, seconds = [], 0.0, 0.0, 0.0
+    for r in records:
+        audio, rate = load_audio(args.manifest.parent / r["audio"])
+        found, compute = partial_latencies(model, audio, rate, r["words"])
+        latencies += found
+        live_compute += compute
+        start = time.perf_counter()
+        model.transcribe(audio, rate)
+        file_compute += time.perf_counter() - start
+        seconds += len(audio) / rate
+    result = {
+        "clips": len(records),
+        "words": len(latencies),
+        "partial_latency_p50": float(np.percentile(latencies, 50)),
+        "partial_latency_p90": float(np.percentile(latencies, 90)),
+        "rtf_live_20ms_chunks": live_compute / seconds,
+        "rtf_whole_file": file_compute / seconds,
+        "command": "python -m sonare.stt.bench " + " ".join(sys.argv[1:] if argv is None else argv),
+    }
+    print(json.dumps(result, indent=2))
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
