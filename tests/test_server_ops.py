@@ -135,6 +135,20 @@ def test_health_version_and_metrics(keyed):
         assert name in text, name
 
 
+def test_without_a_tts_model_its_routes_answer_503(tmp_path):
+    stt_only = start_server(tmp_path, tts_module="")
+    try:
+        r = httpx.post(f"{stt_only.http}/tts/bytes", json={"transcript": "hi"})
+        assert r.status_code == 503 and r.json()["error_code"] == "model_not_found"
+        with ws_client.connect(f"{stt_only.ws}/tts/websocket") as ws:
+            ws.send(json.dumps({"context_id": "a", "transcript": "hi"}))
+            error = json.loads(ws.recv(timeout=5))
+            assert (error["status_code"], error["error_code"], error["context_id"]) == (503, "model_not_found", "a")
+        assert httpx.get(f"{stt_only.http}/voices").json()["data"] == []
+    finally:
+        stt_only.stop()
+
+
 # -- SageMaker --------------------------------------------------------------------------------------------
 
 

@@ -161,5 +161,5 @@ def load_default(model_dir: Any = None) -> ToneModel:
     return ToneModel()
 
 
-def builtin_voices() -> list[dict[str, Any]]:
+def builtin_voices(model_dir: Any = None) -> list[dict[str, Any]]:
     return [dict(v) for v in VOICES]

@@ -1,8 +1,8 @@
 """Which models the server runs and where they come from.
 
 A model kind ("tts", "stt") is provided by a module exposing `load_default(model_dir=None)`, which
-returns a `StreamingModel`; the TTS module also exposes `builtin_voices()`, a list of dicts
-{id, name, description, gender, language, embedding}. The modules are imported lazily and a missing
+returns a `StreamingModel`; the TTS module also exposes `builtin_voices(model_dir=None)`, a list of
+dicts {id, name, description, gender, language, embedding}. The modules are imported lazily and a missing
 one (not installed yet, no weights) is logged and skipped: its routes answer 503 and the rest serve.
 """
 
@@ -38,9 +38,10 @@ def load_models(config: ServerConfig) -> LoadedModels:
         try:
             module = importlib.import_module(module_name)
             model_dir = _model_dir(config.model_dir, kind)
-            model = module.load_default() if model_dir is None else module.load_default(model_dir=model_dir)
+            where = {} if model_dir is None else {"model_dir": model_dir}
+            model = module.load_default(**where)
             if kind == "tts":
-                loaded.builtin_voices = list(module.builtin_voices())
+                loaded.builtin_voices = list(module.builtin_voices(**where))
         except (ImportError, AttributeError, FileNotFoundError, OSError) as exc:
             loaded.missing[kind] = f"{type(exc).__name__}: {exc}"
             log.warning("no %s model: %s could not be loaded (%s); its routes answer 503", kind, module_name, exc)

@@ -94,6 +94,7 @@ class SttSocket:
             gauge.dec()
 
     def _open(self) -> Stream:
+        self.service.require_model("stt")
         query = dict(self.ws.query_params)
         self.params = audio_params(query)
         self.validate(query)

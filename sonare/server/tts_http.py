@@ -31,12 +31,12 @@ async def start_synthesis(
     """Validate a whole-utterance request, admit it, and wait for its first output, so that a failure
     at the start is still answered with a proper HTTP status rather than a cut-off body."""
     started = time.monotonic()
+    service.require_model("tts")
     control = parse_control(body, service.config.max_transcript_chars)
     text = strip_markup(control.transcript)
     if not text.strip():
         raise invalid("transcript must contain text to speak")
     settings = parse_settings(body, containers)
-    service.require_model("tts")
     assert service.voices is not None
     options = synthesis_options(settings, service.voices, service.default_voice_spec)
     stream = service.open_stream("tts", options)

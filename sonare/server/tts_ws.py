@@ -149,8 +149,8 @@ class TtsSocket:
 
     def _open(self, context_id: str, msg: dict[str, Any]) -> Context:
         started = time.monotonic()
-        settings = parse_settings(msg, containers=("raw",))
         self.service.require_model("tts")
+        settings = parse_settings(msg, containers=("raw",))
         assert self.service.voices is not None
         options = synthesis_options(settings, self.service.voices, self.service.default_voice_spec)
         stream = self.service.open_stream("tts", options)
