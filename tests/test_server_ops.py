@@ -263,3 +263,19 @@ def test_sigterm_drains_in_flight_streams_then_exits(tmp_path):
     lines = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
     assert any(line["message"] == "drain finished" and line["unfinished"] == 0 for line in lines)
     assert all("time" in line and "level" in line for line in lines)
+
+
+# -- bench ------------------------------------------------------------------------------------------------
+
+
+def test_bench_drives_tts_and_stt_over_the_protocol(keyed, tmp_path):
+    from sonare.server.bench import BenchConfig, bench
+
+    common = {"url": keyed.ws, "api_key": "key-one", "sessions": 3, "concurrency": 2}
+    tts = bench(BenchConfig(mode="tts", text="one two three four", voice=ALTO, word_interval_s=0.01, **common))
+    assert tts["succeeded"] == 3 and tts["errors"] == []
+    assert tts["audio_s"] > 3 * 0.15 and tts["first_output_s"]["p50"] < 1.0
+    stt = bench(BenchConfig(mode="stt", clip=tone("12", 16000), **common))
+    assert stt["succeeded"] == 3 and stt["final_s"]["max"] < 1.0
+    refused = bench(BenchConfig(mode="tts", url=keyed.ws, sessions=1, concurrency=1))
+    assert refused["succeeded"] == 0 and refused["errors"]

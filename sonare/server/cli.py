@@ -32,6 +32,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--log-format", choices=["json", "text"])
     p.set_defaults(handler=serve)
 
+    b = subparsers.add_parser(
+        "bench",
+        help="load a running server over the real protocol, with real-time pacing",
+        description="Prints a JSON summary: time to first output and final latency percentiles, underruns.",
+    )
+    b.add_argument("--url", default="ws://127.0.0.1:8000", help="server WebSocket base URL")
+    b.add_argument("--mode", choices=["tts", "stt"], default="tts")
+    b.add_argument("--sessions", type=int, default=8, help="sessions in total")
+    b.add_argument("--concurrency", type=int, default=4, help="sessions at once")
+    b.add_argument("--api-key")
+    b.add_argument("--voice", help="TTS voice id (default: the server's)")
+    b.add_argument("--text", help="TTS text, sent word by word")
+    b.add_argument("--word-interval", type=float, default=0.05, help="seconds between TTS words")
+    b.add_argument("--audio", help="STT clip (any format libsndfile reads)")
+    b.add_argument("--sample-rate", type=int, default=16000)
+    b.set_defaults(handler=run_bench)
+
 
 def serve(args: argparse.Namespace) -> int:
     from sonare.server.config import ConfigError, load_config
@@ -46,3 +63,33 @@ def serve(args: argparse.Namespace) -> int:
     from sonare.server.runner import run
 
     return run(config)
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    import json
+
+    from sonare.server.bench import DEFAULT_TEXT, BenchConfig, bench
+
+    clip = None
+    if args.mode == "stt":
+        if not args.audio:
+            print("sonare bench: --audio is required for --mode stt", file=sys.stderr)
+            return 2
+        from sonare.audio.io import load_audio
+
+        clip, _ = load_audio(args.audio, args.sample_rate)
+    config = BenchConfig(
+        url=args.url.rstrip("/"),
+        mode=args.mode,
+        sessions=args.sessions,
+        concurrency=args.concurrency,
+        api_key=args.api_key,
+        text=args.text or DEFAULT_TEXT,
+        voice=args.voice,
+        sample_rate=args.sample_rate,
+        word_interval_s=args.word_interval,
+        clip=clip,
+    )
+    summary = bench(config)
+    print(json.dumps(summary, indent=2))
+    return 0 if summary["succeeded"] == summary["sessions"] else 1
