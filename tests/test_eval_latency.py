@@ -51,11 +51,10 @@ def test_time_stream_without_audio():
     assert audio.size == 0 and math.isnan(timing.time_to_first_audio) and timing.real_time_factor == math.inf
 
 
-def test_format_table_aligns_columns_and_formats_floats():
-    table = format_table([{"name": "piper", "wer": 0.01234}, {"name": "espeak", "wer": 0.1}], ["name", "wer"])
-    lines = table.splitlines()
-    assert lines[0].split() == ["name", "wer"]
-    assert lines[2].split() == ["piper", "0.012"]
-    assert lines[3].split() == ["espeak", "0.100"]
-    assert len({len(line) for line in lines}) == 1
+def test_format_table_aligns_columns_and_formats_numbers():
+    rows = [{"name": "piper", "wer": 0.01234, "n": 100}, {"name": "espeak-ng", "wer": 0.1, "n": 7}]
+    lines = format_table(rows, ["name", "wer", "n"]).splitlines()
+    assert lines[0].split() == ["name", "wer", "n"]
+    assert lines[2] == "piper      0.012  100"
+    assert lines[3] == "espeak-ng  0.100    7"
     assert format_table([]) == ""

@@ -44,6 +44,7 @@ def test_wer_is_errors_over_reference_words():
             "you can not i am done we have left hed stay",
         ),
         ('"Quoted" words (and brackets) -- dashes...', "quoted words and brackets dashes"),
+        ("twenty-seven,three;four", "twenty seven three four"),
         ("  spaced\tout\nwords ", "spaced out words"),
     ],
 )

@@ -27,6 +27,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tts.add_argument("--voice", help="engine voice (default: the engine's first voice)")
     tts.add_argument("--sentences", type=int, default=100, help="held-out sentences to speak")
     tts.add_argument("--seed", type=int, default=0, help="seed of the held-out sentence generator")
+    tts.add_argument(
+        "--input",
+        choices=["normalized", "raw"],
+        default="normalized",
+        help="speak sentences after sonare.text.normalize (same front end for every engine, measures the "
+        "voice) or as written (measures the engine's own text handling too)",
+    )
     _add_asr_options(tts)
     _add_common_options(tts)
     tts.set_defaults(handler=_run_tts)
@@ -146,6 +153,10 @@ def _run_tts(args: argparse.Namespace) -> int:
     from sonare.text.sentences import generate_sentences
 
     sentences = generate_sentences(args.sentences, seed=args.seed, split="heldout")
+    if args.input == "normalized":
+        from sonare.text.normalize import normalize
+
+        sentences = [normalize(s) for s in sentences]
     asrs = args.asr or DEFAULT_ASRS
     transcribers = {name: load_transcriber(name, args.beam) for name in asrs}
     report = evaluate_tts(

@@ -80,19 +80,23 @@ def time_stream(stream: Callable[[], Iterable[np.ndarray]], sample_rate: int) ->
 
 
 def format_table(rows: Sequence[Mapping[str, object]], columns: Sequence[str] | None = None) -> str:
-    """A fixed-width text table; floats print with 3 significant decimals."""
+    """A fixed-width text table: text left-aligned, numbers right-aligned, floats to 3 decimals."""
     if not rows:
         return ""
     columns = list(columns) if columns is not None else list(rows[0])
 
-    def cell(value: object) -> str:
+    def cell(value: object) -> tuple[str, bool]:
         if isinstance(value, float):
-            return f"{value:.3f}"
-        return str(value)
+            return f"{value:.3f}", True
+        return str(value), isinstance(value, int)
 
     cells = [[cell(row.get(c, "")) for c in columns] for row in rows]
-    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
+    widths = [max(len(c), *(len(r[i][0]) for r in cells)) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()]
     lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(v.rjust(w) for v, w in zip(r, widths, strict=True)) for r in cells]
+    for row in cells:
+        line = "  ".join(
+            text.rjust(w) if numeric else text.ljust(w) for (text, numeric), w in zip(row, widths, strict=True)
+        )
+        lines.append(line.rstrip())
     return "\n".join(lines)

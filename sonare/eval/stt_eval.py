@@ -52,13 +52,13 @@ class SttReport:
     compute_seconds: dict[str, float] = field(default_factory=dict)
     audio_seconds: float = 0.0
 
-    def summary(self) -> dict[str, dict[str, float]]:
+    def summary(self) -> dict[str, dict[str, float | int]]:
         out = {}
         for name, errors in self.errors.items():
             total = sum(errors, WordErrors())
             out[name] = {
                 **total.as_dict(),
-                "clips": float(len(errors)),
+                "clips": len(errors),
                 "rtf": self.compute_seconds[name] / self.audio_seconds if self.audio_seconds else float("nan"),
             }
         return out

@@ -39,16 +39,16 @@ class TtsUtterance:
 class TtsReport:
     utterances: list[TtsUtterance] = field(default_factory=list)
 
-    def summary(self) -> dict[str, float]:
+    def summary(self) -> dict[str, float | int]:
         """Corpus WER per ASR, mean DNSMOS, overall RTF (total compute / total audio) and the
         distribution of time to first audio, in seconds."""
-        out: dict[str, float] = {"sentences": float(len(self.utterances))}
+        out: dict[str, float | int] = {"sentences": len(self.utterances)}
         asr_names = self.utterances[0].errors if self.utterances else {}
         for asr in asr_names:
             total = sum((u.errors[asr] for u in self.utterances), WordErrors())
             out[f"wer_{asr}"] = total.wer
         scored = [u.mos for u in self.utterances if u.mos is not None]
-        out["silent_outputs"] = float(len(self.utterances) - len(scored))
+        out["silent_outputs"] = len(self.utterances) - len(scored)
         for key in ("ovrl", "sig", "bak", "p808"):
             out[f"dnsmos_{key}"] = float(np.mean([getattr(m, key) for m in scored])) if scored else float("nan")
         compute = sum(u.timing.total_time for u in self.utterances)

@@ -9,7 +9,8 @@ Normalisation (`normalize_for_wer`), in order:
    "n't" -> " not", "'re" -> " are", "'ll" -> " will", "'ve" -> " have", "'m" -> " am", and
    "cannot" -> "can not"); the ambiguous "'s" and "'d" (is/has/possessive, would/had) keep their
    word with the apostrophe dropped ("it's" -> "its"), which makes them equal to their homophones.
-4. Hyphens and slashes separate words; every other punctuation mark is removed.
+4. Every punctuation mark but the apostrophe separates words ("well-known" -> "well known",
+   "seven,three" -> "seven three"); apostrophes left after step 3 are removed, joining their word.
 5. Whitespace collapses; the result is a list of words.
 
 Counts come from a word-level Levenshtein alignment (unit costs). Among alignments of minimal cost,
@@ -38,8 +39,7 @@ _CONTRACTIONS = [
     (re.compile(r"'ve\b"), " have"),
     (re.compile(r"\bi'm\b"), "i am"),
 ]
-_WORD_SEPARATORS = re.compile(r"[-\u2010-\u2015/]+")
-# Anything that is not a letter, digit, apostrophe or whitespace is punctuation to drop.
+# Anything that is not a letter, digit, apostrophe or whitespace is punctuation.
 _PUNCTUATION = re.compile(r"[^\w\s']|_")
 
 
@@ -48,8 +48,7 @@ def normalize_for_wer(text: str) -> list[str]:
     text = normalize(text).lower().translate(_APOSTROPHES)
     for pattern, replacement in _CONTRACTIONS:
         text = pattern.sub(replacement, text)
-    text = _WORD_SEPARATORS.sub(" ", text)
-    text = _PUNCTUATION.sub("", text)
+    text = _PUNCTUATION.sub(" ", text)
     # Quotes made of apostrophes and the apostrophe of "'s"/"'d" both go; words stay joined.
     text = text.replace("'", "")
     return text.split()
