@@ -110,6 +110,34 @@ def test_websocket_handshake_is_refused_with_401(keyed):
         assert json.loads(ws.recv(timeout=5))["type"] == "done"
 
 
+def test_access_tokens_open_only_their_granted_routes(keyed):
+    url = f"{keyed.http}/access-token"
+    assert httpx.post(url, json={"grants": {"tts": True}}).status_code == 401
+    key = {"X-API-Key": "key-one"}
+    token = httpx.post(url, json={"grants": {"tts": True, "agent": True}, "expires_in": 60}, headers=key).json()[
+        "token"
+    ]
+    body = {
+        "transcript": "token",
+        "voice": ALTO,
+        "output_format": {"container": "raw", "encoding": "pcm_s16le", "sample_rate": 8000},
+    }
+    assert (
+        httpx.post(f"{keyed.http}/tts/bytes", json=body, headers={"Authorization": f"Bearer {token}"}).status_code
+        == 200
+    )
+    with ws_client.connect(f"{keyed.ws}/tts/websocket?access_token={token}") as ws:
+        ws.send(json.dumps({"context_id": "a", "transcript": "", "continue": False}))
+        assert json.loads(ws.recv(timeout=5))["type"] == "done"
+    assert httpx.post(f"{keyed.http}/stt", params={"access_token": token}).status_code == 401  # not granted
+    assert httpx.post(url, json={}, params={"access_token": token}).status_code == 401  # tokens mint nothing
+    forged = token[:-2] + ("AA" if not token.endswith("AA") else "BB")
+    assert httpx.get(f"{keyed.http}/voices", params={"access_token": forged}).status_code == 401
+    assert keyed.service.auth.token_grants(keyed.service.auth.issue_token(["stt"], -1)) == set()  # expired
+    for bad in ({"grants": {"tts": "yes"}}, {"grants": {}, "expires_in": 7200}, {"grants": []}):
+        assert httpx.post(url, json=bad, headers=key).status_code == 400
+
+
 def test_health_version_and_metrics(keyed):
     assert httpx.get(f"{keyed.http}/").json() == {"ok": True, "version": "2026-08-14"}
     ready = httpx.get(f"{keyed.http}/ready").json()
@@ -263,6 +291,9 @@ def test_sigterm_drains_in_flight_streams_then_exits(tmp_path):
     lines = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
     assert any(line["message"] == "drain finished" and line["unfinished"] == 0 for line in lines)
     assert all("time" in line and "level" in line for line in lines)
+    access = [line for line in lines if line["logger"] == "sonare.server.access"]
+    assert access and all(line["request_id"] for line in access)
+    assert {line["status"] for line in access if "status" in line} >= {200, 503}
 
 
 # -- bench ------------------------------------------------------------------------------------------------

@@ -163,6 +163,7 @@ def test_contexts_interleave_and_cancel_stops_only_its_context(server):
         ws.send(json.dumps({"context_id": "long", "cancel": True}))
         short = receive_context(ws, "short")
         assert short[-1]["type"] == "done"
+        assert "timestamps" not in {f["type"] for f in short}  # only sent when add_timestamps is set
         # after the cancel nothing more than what was already in flight arrives for "long", and no done
         late = []
         with pytest.raises(TimeoutError):

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
-from sonare.server import health, sagemaker, stt_http, stt_ws, tts_http, tts_ws, voices_api
+from sonare.server import health, sagemaker, stt_http, stt_ws, tokens_api, tts_http, tts_ws, voices_api
 from sonare.server.config import ServerConfig
 from sonare.server.errors import TITLES, ApiError, handle_api_error, request_id_of, response
 from sonare.server.middleware import RequestMiddleware
@@ -39,6 +39,7 @@ def routes() -> list[BaseRoute]:
         Route("/voices/", voices_api.list_voices, methods=["GET"]),
         Route("/voices/", voices_api.create_voice, methods=["POST"]),
         Route("/voices/{voice_id}", voices_api.get_voice),
+        Route("/access-token", tokens_api.access_token, methods=["POST"]),
         Route("/ping", sagemaker.ping),
         Route("/invocations", sagemaker.invocations, methods=["POST"]),
         WebSocketRoute("/invocations-bidirectional-stream", sagemaker.bidirectional_stream),

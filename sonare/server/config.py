@@ -45,7 +45,7 @@ class ServerConfig:
     tts_slots: int = 64
     stt_slots: int = 64
     max_batch: int = 64
-    threads: int | None = None
+    threads: int | None = None  # intra-op threads of the inference thread; default: all cores but one
     # Seconds a SIGTERM waits for in-flight streams before the process exits.
     drain_timeout: float = 30.0
     log_level: str = "info"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from typing import Any
 
@@ -62,7 +63,8 @@ class Service:
             self.loaded.models,
             slots={k: slots[k] for k in self.loaded.models},
             max_batch=self.config.max_batch,
-            threads=self.config.threads,
+            # Leave a core to the event loop: it encodes and sends every stream's audio.
+            threads=self.config.threads or max(1, (os.cpu_count() or 2) - 1),
             metrics=self.engine_metrics,
         )
         self.engine.start()

@@ -40,7 +40,7 @@ async def start_synthesis(
     assert service.voices is not None
     options = synthesis_options(settings, service.voices, service.default_voice_spec)
     stream = service.open_stream("tts", options)
-    synthesis = Synthesis(stream, settings.output_format, service.metrics, route, started)
+    synthesis = Synthesis(stream, settings.output_format, service.metrics, route, started, settings.add_timestamps)
     stream.push(TextPiece(text))
     stream.push(EndOfInput())
     outputs = synthesis.outputs()
@@ -88,8 +88,6 @@ async def tts_sse(request: Request) -> Response:
     async def events() -> AsyncIterator[str]:
         try:
             async for out in _with_first(first, outputs):
-                if isinstance(out, Timestamps) and not settings.add_timestamps:
-                    continue
                 if not isinstance(out, FlushAck):
                     yield _sse(_payload(out) | context)
             yield _sse({"type": "done", "done": True, "status_code": STATUS_PARTIAL} | context)

@@ -42,8 +42,17 @@ Output = Audio | Timestamps | FlushAck
 
 
 class Synthesis:
-    def __init__(self, stream: Stream, fmt: OutputFormat, metrics: ServerMetrics, route: str, started: float):
+    def __init__(
+        self,
+        stream: Stream,
+        fmt: OutputFormat,
+        metrics: ServerMetrics,
+        route: str,
+        started: float,
+        timestamps: bool,
+    ):
         self.stream = stream
+        self.timestamps = timestamps  # the client asked for word timestamps
         self.audio = AudioOutput(fmt)
         self._metrics = metrics
         self._route = route
@@ -65,7 +74,7 @@ class Synthesis:
                             yield piece
                         last = now
                 elif isinstance(event, WordTimestamps):
-                    if event.words:
+                    if event.words and self.timestamps:
                         yield Timestamps(list(event.words), list(event.start), list(event.end), self._flushes_done + 1)
                 elif isinstance(event, FlushDone):
                     self._flushes_done = max(self._flushes_done, event.flush_id)

@@ -158,7 +158,9 @@ class TtsSocket:
         ctx = Context(
             id=context_id,
             stream=stream,
-            synthesis=Synthesis(stream, settings.output_format, self.service.metrics, self.route, started),
+            synthesis=Synthesis(
+                stream, settings.output_format, self.service.metrics, self.route, started, settings.add_timestamps
+            ),
             buffer=TextBuffer(self.service.config.default_buffer_delay_ms if delay is None else delay),
         )
         self.contexts[context_id] = ctx
