@@ -27,6 +27,7 @@ from sonare.server.tts_ws import TtsSocket
 from sonare.server.ws import accept
 
 ROUTE = "/invocations"
+BIDI_ROUTE = "/invocations-bidirectional-stream"
 
 
 async def ping(request: Request) -> Response:
@@ -88,11 +89,11 @@ async def bidirectional_stream(ws: WebSocket) -> None:
     service: Service = ws.app.state.service
     protocol = ws.query_params.get("protocol", "tts")
     if protocol == "tts":
-        await TtsSocket(ws, service, route="/invocations-bidirectional-stream").serve()
+        await TtsSocket(ws, service, route=BIDI_ROUTE).serve()
     elif protocol == "stt":
-        await SttSocket(ws, service).serve()
+        await SttSocket(ws, service, route=BIDI_ROUTE).serve()
     elif protocol == "stt-turns":
-        await TurnsSocket(ws, service).serve()
+        await TurnsSocket(ws, service, route=BIDI_ROUTE).serve()
     else:
         await accept(ws)
         error = invalid("protocol must be tts, stt or stt-turns")

@@ -38,11 +38,10 @@ def close_code(status: int) -> int:
 
 
 class SttSocket:
-    route = "/stt/websocket"
-
-    def __init__(self, ws: WebSocket, service: Service):
+    def __init__(self, ws: WebSocket, service: Service, route: str = "/stt/websocket"):
         self.ws = ws
         self.service = service
+        self.route = route  # metrics label
         self.request_id = request_id_of(ws)
         self._send_lock = asyncio.Lock()
         self.params: AudioParams | None = None
@@ -173,10 +172,8 @@ class SttSocket:
 class TurnsSocket(SttSocket):
     """Cumulative transcripts per turn, with turn.start / update / eager_end / resume / end."""
 
-    route = "/stt/turns/websocket"
-
-    def __init__(self, ws: WebSocket, service: Service):
-        super().__init__(ws, service)
+    def __init__(self, ws: WebSocket, service: Service, route: str = "/stt/turns/websocket"):
+        super().__init__(ws, service, route)
         self.in_turn = False
         self.committed = ""  # final text of the current turn
         self.interim = ""  # the current guess for what follows it
