@@ -27,7 +27,7 @@ def voice_json(voice: Voice, expand: list[str]) -> dict[str, Any]:
         "name": voice.name,
         "description": voice.description,
         "language": voice.language,
-        "gender": voice.gender,
+        "gender": voice.gender if voice.gender in GENDERS else None,
         "created_at": voice.created_at,
         "is_owner": not voice.builtin,
         "is_public": voice.builtin,
