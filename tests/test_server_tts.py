@@ -293,7 +293,8 @@ def test_embedding_voice_speed_and_volume_change_the_audio(server):
 
 def test_a_full_server_refuses_at_once(server):
     long_text = " ".join(["busy"] * 80)
-    with ws_client.connect(f"{server.ws}/tts/websocket") as ws:
+    # an unbounded client queue: closing must not wait behind frames this test does not read
+    with ws_client.connect(f"{server.ws}/tts/websocket", max_queue=None) as ws:
         for i in range(3):
             ws.send(json.dumps(request(long_text) | {"context_id": f"hold{i}"}))
         ws.send(json.dumps(request("one more") | {"context_id": "extra"}))
@@ -321,7 +322,8 @@ def test_a_full_server_refuses_at_once(server):
 def test_a_client_dropping_a_streamed_response_frees_its_slot(server):
     body = request(" ".join(["dropping"] * 80))
     with httpx.stream("POST", f"{server.http}/tts/bytes", json=body) as r:
-        next(r.iter_bytes())
+        chunks = r.iter_bytes()  # held: dropping the iterator would already close the connection
+        next(chunks)
         assert server.service.engine.active_streams("tts") == 1
         settle_into_real_time()
     deadline = time.monotonic() + 3
