@@ -228,7 +228,7 @@ class TTSStreamingModel:
             for r, (i, n) in enumerate(zip(rows, take, strict=True)):
                 s = sessions[i]
                 # the output at stream position p stands for id p - k; skip ids a flush already released
-                first = max(0, s.n_released + k - s.n_encoded)
+                first = min(n, max(0, s.n_released + k - s.n_encoded))
                 s.n_encoded += n
                 released[i] = [(h[r, p], s.unreleased.popleft()) for p in range(first, n)]
                 s.n_released += n - first
