@@ -16,6 +16,7 @@ COMMAND_MODULES = [
     "sonare.tts.cli",
     "sonare.stt.cli",
     "sonare.voices.cli",
+    "sonare.text.cli",
     "sonare.data.cli",
     "sonare.train.cli",
     "sonare.eval.cli",
