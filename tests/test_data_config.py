@@ -1,0 +1,45 @@
+from pathlib import Path
+
+from sonare.data.build import section_speakers
+from sonare.data.config import load_config
+
+DEFAULT = Path(__file__).resolve().parent.parent / "configs" / "data-default.yaml"
+
+
+def _voices(section):
+    if section.kind == "speech":
+        return {(section.teacher, v) for v in section.voices}
+    if section.kind == "conversation":
+        return {(g["teacher"], v) for g in section.conversation["speakers"] for v in g["voices"]}
+    return set()
+
+
+def test_default_recipe_size_and_teachers():
+    config = load_config(DEFAULT)
+    speech = [s for s in config.sections if s.kind in ("speech", "conversation")]
+    assert sum(s.hours for s in speech) >= 5.0
+    assert len({s.teacher for s in speech if s.kind == "speech"}) >= 3
+    # The clean Piper joe portion comes first: TTS training starts on it while the rest builds.
+    first = config.sections[0]
+    assert (first.teacher, first.voices, first.transform, first.split) == ("piper", ["joe"], {}, "train")
+    assert first.hours >= 2.0
+
+
+def test_heldout_speakers_are_never_trained_on():
+    config = load_config(DEFAULT)
+    train = [s for s in config.sections if s.split == "train"]
+    heldout = [s for s in config.sections if s.split == "heldout"]
+    assert heldout
+    train_voices = set().union(*(_voices(s) for s in train))
+    train_speakers = {sp[0] for s in train if s.kind == "speech" for sp in section_speakers(config, s)}
+    for section in heldout:
+        if section.kind == "augment":
+            assert all(config.section(name).split == "heldout" for name in section.sources)
+            continue
+        assert section.sentence_split == "heldout"
+        for teacher, voice in _voices(section):
+            if (teacher, voice) in train_voices:
+                # Only a transformed voice may recur, as speakers drawn for this section alone.
+                assert section.kind == "speech" and section.speakers_per_voice > 0
+        if section.kind == "speech":
+            assert not {sp[0] for sp in section_speakers(config, section)} & train_speakers
