@@ -33,7 +33,7 @@ def corpus(tmp_path_factory):
         }
     ]
     espeak = get_teacher("espeak")
-    texts = ["The garden gate was left open.", "Seven ships sailed at dawn.", "Please call me back soon."]
+    texts = ["The garden gate was left open.", "The children played in the park after school.", "Please call me back soon."]
     for voice in ("en-us", "en-us+f3"):
         for index, text in enumerate(texts):
             clip = espeak.synthesize(text, voice)
@@ -44,6 +44,7 @@ def corpus(tmp_path_factory):
                     "id": name,
                     "audio": f"audio/{name}.wav",
                     "text": text,
+                    "normalized": text,
                     "speaker": f"espeak-{voice}",
                     "augment": {},
                     "split": "heldout",
@@ -111,3 +112,26 @@ def test_eval_clone_from_directory_pairs(corpus, tmp_path):
     pairs = json.loads(out.read_text())["pairs"]
     assert [p["clips"] for p in pairs] == [3, 3]
     assert all(p["similarity_mean"] > p["other_speakers_mean"] for p in pairs)
+
+
+def test_eval_stt_on_manifest_clips_clean_and_noisy(corpus, tmp_path, capsys):
+    out = tmp_path / "stt.json"
+    argv = ["eval", "stt", "--manifest", str(corpus), "--asr", "whisper-tiny", "--beam", "1", "--limit", "4"]
+    assert main([*argv, "--snr", "10", "--noise", "pink", "--out", str(out), "--quiet"]) == 0
+    assert "pink@10dB" in capsys.readouterr().out
+    results = json.loads(out.read_text())
+    summary = results["summary"]["whisper-tiny"]
+    assert summary["clean"]["clips"] == 4 and summary["pink@10dB"]["clips"] == 4
+    assert summary["clean"]["wer"] <= 0.3
+    assert all("whisper-tiny/pink@10dB" in clip for clip in results["clips"])
+    assert not any(clip["id"] == "conv" for clip in results["clips"])
+
+
+def test_eval_tts_speaks_held_out_sentences(tmp_path, capsys):
+    out = tmp_path / "tts.json"
+    argv = ["eval", "tts", "--engine", "espeak", "--sentences", "2", "--asr", "whisper-tiny", "--beam", "1"]
+    assert main([*argv, "--out", str(out), "--quiet"]) == 0
+    assert "wer_whisper-tiny" in capsys.readouterr().out
+    results = json.loads(out.read_text())
+    assert results["settings"]["input"] == "normalized" and results["summary"]["sentences"] == 2
+    assert not any(ch.isdigit() for u in results["utterances"] for ch in u["text"])  # spoken form

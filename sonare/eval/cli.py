@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stt = sub.add_parser("stt", help="STT word error rate on held-out clips, clean and in noise")
     stt.add_argument("--manifest", type=Path, required=True)
     stt.add_argument("--split", default="heldout")
-    stt.add_argument("--limit", type=int, help="evaluate this many clips, drawn evenly (seeded)")
+    stt.add_argument("--limit", type=int, help="evaluate this many clips, drawn at random (seeded)")
     stt.add_argument("--snr", type=float, help="also evaluate with noise added at this SNR (dB)")
     stt.add_argument("--noise", default="babble", help="noise kind for --snr (see sonare.data.augment)")
     stt.add_argument("--seed", type=int, default=0, help="seed for clip selection and noise")
@@ -121,7 +121,7 @@ def _records(manifest: Path, split: str) -> list[dict[str, Any]]:
     return [r for r in read_manifest(manifest) if r.get("split") == split]
 
 
-def _even_sample(items: list, limit: int | None, seed: int) -> list:
+def _sample(items: list, limit: int | None, seed: int) -> list:
     """`limit` items drawn without replacement, kept in manifest order; all of them without a limit."""
     if limit is None or limit >= len(items):
         return items
@@ -174,10 +174,11 @@ def _run_stt(args: argparse.Namespace) -> int:
 
     # Clean single-speaker clips: conversations and already-augmented copies are left out.
     records = [r for r in _records(args.manifest, args.split) if "pauses" not in r and not r.get("augment")]
-    records = _even_sample(records, args.limit, args.seed)
+    records = _sample(records, args.limit, args.seed)
     if not records:
         raise SystemExit(f"no clean '{args.split}' clips in {args.manifest}")
-    clips = [SttClip(r["id"], *_load(args.manifest, r), r["text"]) for r in records]
+    # The reference is the spoken form the teacher read; WER normalisation would reach it from "text" too.
+    clips = [SttClip(r["id"], *_load(args.manifest, r), r["normalized"]) for r in records]
     conditions = {"clean": clean}
     if args.snr is not None:
         conditions[f"{args.noise}@{args.snr:g}dB"] = noisy(args.noise, args.snr, args.seed)
