@@ -20,6 +20,7 @@ needs_nginx = pytest.mark.skipif(NGINX is None, reason="nginx is not installed (
 def load_script():
     spec = importlib.util.spec_from_file_location("rolling_restart", SCRIPT)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the script executes
     spec.loader.exec_module(module)
     return module
 
