@@ -150,3 +150,21 @@ def test_metrics_record_steps_batches_and_first_output():
     assert sample("sonare_batch_size_sum", {"model": "frames"}) == 40
     assert sample("sonare_time_to_first_output_seconds_count", {"model": "frames"}) == 4
     assert sample("sonare_active_streams", {"model": "frames"}) == 0
+
+
+def test_cancelling_every_stream_during_a_step_keeps_the_engine_alive():
+    async def run(engine, model):
+        for _ in range(20):
+            streams = [engine.open("frames") for _ in range(4)]
+            for s in streams:
+                s.push(torch.randn(200, 16, dtype=torch.float64))
+            await asyncio.sleep(0.002)
+            for s in streams:
+                s.cancel()
+        s = engine.open("frames")
+        s.push(torch.randn(3, 16, dtype=torch.float64))
+        s.push(END)
+        return await collect(s), engine.alive
+
+    out, alive = with_engine(run, slots=4)
+    assert out.shape == (3, 16) and alive

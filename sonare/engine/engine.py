@@ -173,6 +173,11 @@ class Engine:
             self._thread.join()
             self._thread = None
 
+    @property
+    def alive(self) -> bool:
+        """The inference thread is running (liveness: a dead thread means no stream makes progress)."""
+        return self._thread is not None and self._thread.is_alive()
+
     def stop_admitting(self) -> None:
         """Drain: refuse new streams; streams already admitted run to their end."""
         self._admitting = False
@@ -307,7 +312,8 @@ class Engine:
 
         alive = [i for i, s in enumerate(batch) if not s.released]
         if len(alive) < len(batch):
-            rows, state = rows[alive], state.gather(torch.tensor(alive))
+            keep = torch.tensor(alive, dtype=torch.long)  # may be empty: every stream cancelled mid-step
+            rows, state = rows[keep], state.gather(keep)
         pool.state.scatter_(rows, state)
         for stream, stream_events in zip(batch, events, strict=True):
             if stream_events and not stream.released:
