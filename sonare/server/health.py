@@ -22,10 +22,14 @@ async def root(request: Request) -> Response:
 
 
 async def live(request: Request) -> Response:
-    """Alive unless start-up failed for good (then an orchestrator should restart the process)."""
+    """Alive unless start-up failed for good or the inference thread died (then an orchestrator should restart
+    the process)."""
     service = _service(request)
     if service.failed is not None:
         error = ApiError(500, "startup_failed", service.failed, title="Start-up failed")
+        return response(error, request.scope["state"]["request_id"])
+    if service.engine is not None and not service.engine.alive and not service.draining:
+        error = ApiError(500, "engine_stopped", "the inference thread is not running", title="Engine stopped")
         return response(error, request.scope["state"]["request_id"])
     return JSONResponse({"status": "live"})
 
