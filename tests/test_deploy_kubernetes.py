@@ -134,9 +134,7 @@ SCALED_OBJECT = closed(
                         "horizontalPodAutoscalerConfig": closed(
                             {
                                 "name": STRING,
-                                "behavior": {
-                                    "$ref": K8S_DEFS + "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerBehavior"
-                                },
+                                "behavior": {"$ref": HPA_BEHAVIOR},
                             }
                         ),
                     }
