@@ -46,7 +46,7 @@ def test_word_timestamps_follow_the_words_in_order(tts):
     words = [w for s in stamps for w in s.words]
     starts = [t for s in stamps for t in s.start]
     ends = [t for s in stamps for t in s.end]
-    assert words == ["Hello", "there", "my", "friend", "It", "is", "a", "fine", "day"]
+    assert words == ["Hello", "there,", "my", "friend.", "It", "is", "a", "fine", "day."]
     assert starts == sorted(starts) and all(e > s for s, e in zip(starts, ends, strict=True))
     assert ends[-1] <= len(audio) / 22050
 

@@ -109,7 +109,12 @@ class TTSSession:
         ids, owners = encode(items)
         body = list(zip(ids[1:-1], owners[1:-1], strict=True))  # without encode's own BOS and EOS
         base = len(self.words)
-        new_words = [item.text for item in items if not isinstance(item, str)]
+        new_words: list[str] = []  # as timestamps show them: punctuation stays on the word before it
+        for item in items:
+            if not isinstance(item, str):
+                new_words.append(item.text)
+            elif new_words:
+                new_words[-1] += item
         if base and new_words:  # a word break joins these words to those already queued
             body.insert(0, (SPACE_ID, -1))
         self.words.extend(new_words)
