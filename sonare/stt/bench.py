@@ -2,6 +2,7 @@
 
     python -m sonare.stt.bench --manifest corpus/default/manifest.jsonl [--limit 50] [--out FILE]
 
+Word timestamps: finals' word times against the manifest's, where the word counts agree.
 Partial latency: clips are streamed in 20 ms chunks; a reference word (manifest word timings) counts as shown
 when the first partial (or final) with at least that many words is emitted, and its latency is the audio time
 of that emission (what the stream had heard) minus the word's end. RTF: compute time over audio time, one
@@ -57,31 +58,39 @@ def main(argv: list[str] | None = None) -> int:
     from sonare.audio.io import load_audio
     from sonare.data.manifest import read_manifest
     from sonare.stt import load_default
+    from sonare.stt.messages import RecognitionOptions, Transcript
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--manifest", type=Path, required=True)
     parser.add_argument("--split", default="heldout")
     parser.add_argument("--limit", type=int, default=50)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--model-dir", help="weights directory (default: the shipped model)")
     args = parser.parse_args(argv)
 
     torch.set_num_threads(1)
     torch.set_flush_denormal(True)
-    model = load_default()
+    model = load_default(args.model_dir)
     records = [
         r
         for r in read_manifest(args.manifest)
         if r["split"] == args.split and "pauses" not in r and not r.get("augment") and r.get("words")
     ][: args.limit]
     latencies, live_compute, file_compute, seconds = [], 0.0, 0.0, 0.0
+    starts: list[float] = []  # word timestamp errors (ours - reference), seconds
+    ends: list[float] = []
     for r in records:
         audio, rate = load_audio(args.manifest.parent / r["audio"])
         found, compute = partial_latencies(model, audio, rate, r["words"])
         latencies += found
         live_compute += compute
         start = time.perf_counter()
-        model.transcribe(audio, rate)
+        events = list(model.stream([audio], RecognitionOptions(sample_rate=rate, turn_detection=False)))
         file_compute += time.perf_counter() - start
+        words = [w for e in events if isinstance(e, Transcript) and e.is_final for w in e.words]
+        if len(words) == len(r["words"]):  # timestamps are compared where the word sequence lines up
+            starts += [w.start - ref["start"] for w, ref in zip(words, r["words"], strict=True)]
+            ends += [w.end - ref["end"] for w, ref in zip(words, r["words"], strict=True)]
         seconds += len(audio) / rate
     result = {
         "clips": len(records),
@@ -90,6 +99,11 @@ def main(argv: list[str] | None = None) -> int:
         "partial_latency_p90": float(np.percentile(latencies, 90)),
         "rtf_live_20ms_chunks": live_compute / seconds,
         "rtf_whole_file": file_compute / seconds,
+        "timestamp_words": len(starts),
+        "word_start_error_median": float(np.median(starts)) if starts else None,
+        "word_start_abs_error_p50": float(np.median(np.abs(starts))) if starts else None,
+        "word_end_error_median": float(np.median(ends)) if ends else None,
+        "word_end_abs_error_p50": float(np.median(np.abs(ends))) if ends else None,
         "command": "python -m sonare.stt.bench " + " ".join(sys.argv[1:] if argv is None else argv),
     }
     print(json.dumps(result, indent=2))
