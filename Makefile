@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[data,eval,server,dev]'
+	$(BIN)/pip install --quiet -e '.[data,eval,server,conformance,dev]'
 	touch $(STAMP)
 
 # Debian packages that some teacher engines of the data factory call (root only; skipped when present).
