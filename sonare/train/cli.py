@@ -12,6 +12,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     tts.add_argument("--config", required=True, help="recipe YAML, e.g. configs/tts-default.yaml")
     tts.add_argument("--export", metavar="DIR", help="after training, write weights and voices here")
     tts.add_argument("--export-only", action="store_true", help="export the latest checkpoint without training")
+    tts.add_argument("--slim-checkpoint", metavar="PATH", help="also save a checkpoint without optimizer state")
     tts.add_argument("--no-progress", action="store_true")
     tts.set_defaults(handler=_train_tts)
     stt = which.add_parser("stt", help="the STT recogniser with its end-of-turn head")
@@ -23,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _train_tts(args: argparse.Namespace) -> int:
-    from sonare.train.tts import TTSTrainConfig, export, train
+    from sonare.train.tts import TTSTrainConfig, export, save_slim_checkpoint, train
 
     cfg = TTSTrainConfig.load(args.config)
     if not args.export_only:
@@ -31,6 +32,8 @@ def _train_tts(args: argparse.Namespace) -> int:
     if args.export or args.export_only:
         out = export(cfg, args.export or "sonare/assets/tts")
         print(f"exported to {out}")
+    if args.slim_checkpoint:
+        print(f"slim checkpoint: {save_slim_checkpoint(cfg, args.slim_checkpoint)}")
     return 0
 
 
@@ -43,4 +46,6 @@ def _train_stt(args: argparse.Namespace) -> int:
     if args.export or args.export_only:
         out = export(cfg, args.export or "sonare/assets/stt")
         print(f"exported to {out}")
+    if args.slim_checkpoint:
+        print(f"slim checkpoint: {save_slim_checkpoint(cfg, args.slim_checkpoint)}")
     return 0

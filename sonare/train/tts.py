@@ -51,6 +51,9 @@ class TTSTrainConfig:
     default_voice: str = ""
     # Rows in the speaker table: speakers that appear in the corpus later (a build still running) join on resume.
     max_speakers: int = 64
+    # Where a fresh run_dir starts from: a committed slim checkpoint (weights, speakers, step; no optimizer), so
+    # training continues across machines that do not share run_dir.
+    resume_from: str | None = None
 
     @staticmethod
     def load(path: str | os.PathLike) -> TTSTrainConfig:
@@ -159,8 +162,9 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
     val_set = [e for e in examples if _is_validation(e, cfg.val_fraction)][:64]
 
     ckpt_path = run / "checkpoint.pt"
-    if ckpt_path.exists():
-        ckpt = torch.load(ckpt_path, weights_only=False)
+    start = ckpt_path if ckpt_path.exists() else Path(cfg.resume_from) if cfg.resume_from else None
+    if start is not None and start.exists():
+        ckpt = torch.load(start, weights_only=False)
         speakers = _extend_speakers(ckpt["speakers"], examples, ckpt["model_config"]["n_speakers"])
         model = TTSModel(TTSConfig(**ckpt["model_config"]))
         model.load_state_dict(ckpt["model"])
@@ -173,7 +177,7 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
         ckpt, step = None, 0
     train_set = [e for e in train_set if e.speaker in speakers]
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    if ckpt is not None:
+    if ckpt is not None and "optimizer" in ckpt:
         opt.load_state_dict(ckpt["optimizer"])
     n_params = sum(p.numel() for p in model.parameters())
     print(f"TTS: {len(train_set)} train / {len(val_set)} val utterances, {len(speakers)} speakers, {n_params:,} params")
@@ -254,6 +258,16 @@ def _voice_table(model: TTSModel, speakers: dict[str, int], cfg: TTSTrainConfig)
     if cfg.voices:
         return {vid: table[speakers[v["speaker"]]].clone() for vid, v in cfg.voices.items() if v["speaker"] in speakers}
     return {name: table[i].clone() for name, i in speakers.items()}
+
+
+def save_slim_checkpoint(cfg: TTSTrainConfig, path: str | os.PathLike) -> Path:
+    """The run's latest checkpoint without optimizer state (a quarter of the size), for `resume_from`."""
+    ckpt = torch.load(Path(cfg.run_dir) / "checkpoint.pt", weights_only=False)
+    ckpt.pop("optimizer", None)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _save_atomic(ckpt, path)
+    return path
 
 
 def export(cfg: TTSTrainConfig, out_dir: str | os.PathLike) -> Path:
