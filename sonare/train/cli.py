@@ -46,6 +46,4 @@ def _train_stt(args: argparse.Namespace) -> int:
     if args.export or args.export_only:
         out = export(cfg, args.export or "sonare/assets/stt")
         print(f"exported to {out}")
-    if args.slim_checkpoint:
-        print(f"slim checkpoint: {save_slim_checkpoint(cfg, args.slim_checkpoint)}")
     return 0
