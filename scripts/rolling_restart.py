@@ -312,6 +312,7 @@ class Nginx:
 @dataclass
 class Restart:
     replica: int
+    streams_in_flight_at_deregister: int | None  # None in --lb-mode direct
     streams_in_flight_at_sigterm: int
     exit_code: int
     drain_and_exit_s: float
@@ -323,7 +324,9 @@ def rolling_restart(replicas: list[Replica], nginx: Nginx, args: argparse.Namesp
     done = []
     for _ in range(args.cycles):
         for replica in replicas:
+            at_deregister = None
             if args.lb_mode == "deregister":
+                at_deregister = active_streams(replica.port)
                 nginx.render(ports, down={replica.port})
                 nginx.reload()
                 time.sleep(args.prestop)  # the preStop pause: let the balancer's change take effect
@@ -335,7 +338,9 @@ def rolling_restart(replicas: list[Replica], nginx: Nginx, args: argparse.Namesp
             if args.lb_mode == "deregister":
                 nginx.render(ports, down=set())
                 nginx.reload()
-            done.append(Restart(replica.index, in_flight, code, round(drain_s, 3), unfinished, round(ready_s, 3)))
+            done.append(
+                Restart(replica.index, at_deregister, in_flight, code, round(drain_s, 3), unfinished, round(ready_s, 3))
+            )
             print(f"restarted replica {replica.index}: {done[-1]}", file=sys.stderr, flush=True)
             time.sleep(args.settle)  # let load reach the new replica before taking the next one away
     return done
@@ -416,6 +421,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--lb-mode", choices=["deregister", "direct"], default="deregister")
     p.add_argument("--model", choices=["auto", "bundled", "tone"], default="auto")
     p.add_argument("--text", default=DEFAULT_TEXT)
+    p.add_argument("--repeat", type=int, default=1, help="say the text this many times per stream (longer streams)")
     p.add_argument("--word-interval", type=float, default=0.02, help="seconds between words (an LLM's pace)")
     p.add_argument("--drain-timeout", type=float, default=20.0, help="the replicas' SONARE_DRAIN_TIMEOUT")
     p.add_argument("--prestop", type=float, default=0.5, help="pause between deregistering and SIGTERM")
@@ -429,6 +435,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--work-dir", type=Path, help="logs and nginx config (default: a fresh temporary directory)")
     p.add_argument("--json-out", type=Path)
     args = p.parse_args(argv)
+    args.text = " ".join([args.text] * args.repeat)
     if args.lb_mode == "deregister" and args.replicas < 2:
         p.error("--lb-mode deregister needs at least 2 replicas")
     return args

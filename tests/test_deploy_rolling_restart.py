@@ -54,7 +54,7 @@ def test_a_short_stream_is_a_truncated_one():
     rr = load_script()
     reference = rr.Attempt("completed", audio_s=2.0)
     stats = rr.LoadStats(completed=[rr.Attempt("completed", audio_s=2.0), rr.Attempt("completed", audio_s=1.5)])
-    restart = rr.Restart(0, 2, 0, 1.0, 0, 2.0)
+    restart = rr.Restart(0, None, 2, 0, 1.0, 0, 2.0)
     args = type("Args", (), {"replicas": 1, "lb_mode": "direct", "concurrency": 1, "drain_timeout": 5})()
     summary = rr.summarise(stats, [restart], reference, 1.0, args, "tone")
     assert summary["streams_truncated"] == 1
