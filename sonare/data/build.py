@@ -10,6 +10,7 @@ manifest as one uninterrupted run. A section is complete once it holds `hours` o
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -180,7 +181,8 @@ def build_corpus(
             if features and "stt" in section.tasks:
                 from sonare.data.featcache import cache_features
 
-                cache_features(out, [r for r in records if r["section"] == section.name], progress=progress)
+                mine = [r for r in records if r["section"] == section.name]
+                cache_features(out, mine, progress=progress, map_fn=functools.partial(pool.map, chunksize=8))
     return hours
 
 

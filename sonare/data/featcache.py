@@ -13,7 +13,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -38,16 +38,32 @@ def _read_index(path: Path) -> list[dict[str, Any]]:
     return entries
 
 
-def cache_features(corpus_dir: str | Path, records: Iterable[dict[str, Any]], progress: bool = True) -> int:
-    """Compute and store features for the records not yet indexed; returns how many were added."""
+def utterance_features(path: str | Path) -> np.ndarray:
+    """Log-mel frames of one audio file, as stored in the cache (float16)."""
+    audio, _ = load_audio(path, features.SAMPLE_RATE)
+    return features.log_mel(audio).numpy().astype(np.float16)
+
+
+def cache_features(
+    corpus_dir: str | Path,
+    records: Iterable[dict[str, Any]],
+    progress: bool = True,
+    map_fn: Callable[..., Iterable[np.ndarray]] = map,
+) -> int:
+    """Compute and store features for the records not yet indexed; returns how many were added.
+
+    `map_fn` computes them: the builder passes its process pool's `map` to use every core.
+    """
     directory = Path(corpus_dir) / FEATURES_DIR
     directory.mkdir(parents=True, exist_ok=True)
     with (directory / ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _cache_locked(Path(corpus_dir), directory, list(records), progress)
+        return _cache_locked(Path(corpus_dir), directory, list(records), progress, map_fn)
 
 
-def _cache_locked(corpus_dir: Path, directory: Path, records: list[dict[str, Any]], progress: bool) -> int:
+def _cache_locked(
+    corpus_dir: Path, directory: Path, records: list[dict[str, Any]], progress: bool, map_fn: Callable
+) -> int:
     from tqdm import tqdm
 
     index_path = directory / INDEX_NAME
@@ -66,7 +82,7 @@ def _cache_locked(corpus_dir: Path, directory: Path, records: list[dict[str, Any
         name = f"shard-{shard:05d}.npy"
         tmp = directory / f".{name}.tmp"
         with tmp.open("wb") as f:
-            np.save(f, np.concatenate(buffer).astype(np.float16))
+            np.save(f, np.concatenate(buffer))
         os.replace(tmp, directory / name)
         with index_path.open("ab") as f:
             f.write("".join(json.dumps(e) + "\n" for e in entries).encode())
@@ -77,9 +93,9 @@ def _cache_locked(corpus_dir: Path, directory: Path, records: list[dict[str, Any
         shard += 1
         filled = 0
 
-    for record in tqdm(pending, desc="features", disable=not progress or not pending, mininterval=5):
-        audio, _ = load_audio(Path(corpus_dir) / record["audio"], features.SAMPLE_RATE)
-        mel = features.log_mel(audio).numpy()
+    mels = map_fn(utterance_features, [corpus_dir / r["audio"] for r in pending])
+    bar = tqdm(pending, desc="features", disable=not progress or not pending, mininterval=5)
+    for record, mel in zip(bar, mels, strict=True):
         entries.append({"id": record["id"], "shard": shard, "offset": filled, "frames": len(mel)})
         buffer.append(mel)
         filled += len(mel)
