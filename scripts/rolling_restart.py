@@ -364,7 +364,9 @@ def model_env(choice: str) -> tuple[str, dict[str, str]]:
     return "tone", {"PYTHONPATH": path, "SONARE_TTS_MODULE": "tts_tone_model", "SONARE_STT_MODULE": ""}
 
 
-def summarise(stats: LoadStats, restarts: list[Restart], reference: Attempt, wall_s: float, args, model: str) -> dict:
+def summarise(
+    stats: LoadStats, restarts: list[Restart], reference: Attempt, wall_s: float, args, model: str, bench=None
+) -> dict:
     truncated = [a for a in stats.completed if a.audio_s < reference.audio_s * (1 - TRUNCATION_TOLERANCE)]
     first_audio = sorted(a.first_audio_s for a in stats.completed if a.first_audio_s is not None)
 
@@ -373,6 +375,7 @@ def summarise(stats: LoadStats, restarts: list[Restart], reference: Attempt, wal
 
     failed_restarts = [r for r in restarts if r.exit_code != 0 or r.unfinished_after_drain]
     passed = not stats.dropped and not truncated and not stats.lb_errors and not failed_restarts and restarts
+    passed = passed and bench_failures_are_refusals(bench)
     return {
         "passed": bool(passed),
         "model": model,
@@ -394,6 +397,7 @@ def summarise(stats: LoadStats, restarts: list[Restart], reference: Attempt, wal
         else None,
         "underruns": sum(a.underruns for a in stats.completed),
         "restarts": [asdict(r) for r in restarts],
+        "sonare_bench": bench,
         "wall_s": round(wall_s, 1),
     }
 
@@ -404,13 +408,33 @@ async def drive(url: str, args, replicas: list[Replica], nginx: Nginx, ports: li
         raise RuntimeError(f"the reference stream through nginx failed: {reference.detail}")
     stats, stop = LoadStats(), asyncio.Event()
     workers = [asyncio.create_task(load_worker(url, args, stats, stop)) for _ in range(args.concurrency)]
+    bench = await start_sonare_bench(url, args) if args.bench_sessions else None
     await asyncio.sleep(args.settle)  # streams in flight on every replica before the first SIGTERM
     try:
         restarts = await asyncio.to_thread(rolling_restart, replicas, nginx, args, ports)
     finally:
         stop.set()  # workers finish the stream they are on; none is cancelled
         await asyncio.gather(*workers)
-    return stats, restarts, reference
+    bench_summary = None
+    if bench is not None:
+        out, _ = await asyncio.wait_for(bench.communicate(), timeout=args.stream_timeout * 2)
+        bench_summary = json.loads(out)
+    return stats, restarts, reference, bench_summary
+
+
+async def start_sonare_bench(url: str, args: argparse.Namespace):
+    """`sonare bench` alongside, unmodified: it does not retry, so a refusal counts against it as a failed
+    session, and what matters is that every failure it reports is a clean refusal, none a cut stream."""
+    command = [sys.executable, "-m", "sonare.cli", "bench", "--url", url, "--mode", "tts"]
+    command += ["--sessions", str(args.bench_sessions), "--concurrency", str(args.bench_concurrency)]
+    return await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE)
+
+
+def bench_failures_are_refusals(summary: dict | None) -> bool:
+    """`sonare bench` reports an error frame as "<status> <message>"; anything else is a broken stream."""
+    if summary is None:
+        return True
+    return all(error.split(" ", 1)[0] in {str(s) for s in REFUSAL_STATUSES} for error in summary["errors"])
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -428,6 +452,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--settle", type=float, default=1.5, help="seconds of load before the first and after each restart")
     p.add_argument("--retry-pause", type=float, default=0.5, help="mean pause before retrying a refused stream")
     p.add_argument("--stream-timeout", type=float, default=60.0)
+    p.add_argument("--bench-sessions", type=int, default=40, help="`sonare bench` sessions run alongside (0: none)")
+    p.add_argument("--bench-concurrency", type=int, default=2)
     p.add_argument("--ready-timeout", type=float, default=180.0)
     p.add_argument("--threads", type=int, default=1, help="intra-op threads per replica")
     p.add_argument("--tts-slots", type=int, default=16, help="stream slots per replica")
@@ -463,12 +489,13 @@ def main(argv: list[str] | None = None) -> int:
         nginx.render(ports, down=set())
         nginx.start()
         print(f"{args.replicas} replicas ({model} model) ready behind nginx on :{nginx.port}", file=sys.stderr)
-        stats, restarts, reference = asyncio.run(drive(f"ws://127.0.0.1:{nginx.port}", args, replicas, nginx, ports))
+        url = f"ws://127.0.0.1:{nginx.port}"
+        stats, restarts, reference, bench = asyncio.run(drive(url, args, replicas, nginx, ports))
     finally:
         nginx.stop()
         for replica in replicas:
             replica.kill()
-    summary = summarise(stats, restarts, reference, time.monotonic() - t0, args, model)
+    summary = summarise(stats, restarts, reference, time.monotonic() - t0, args, model, bench)
     summary["work_dir"] = str(work)
     text = json.dumps(summary, indent=2)
     print(text)

@@ -50,6 +50,13 @@ def test_nginx_accepts_the_rendered_config(tmp_path):
     assert result.returncode == 0, result.stderr
 
 
+def test_sonare_bench_failures_pass_only_when_they_are_refusals():
+    rr = load_script()
+    assert rr.bench_failures_are_refusals({"errors": ["503 the server is shutting down", "429 at capacity"]})
+    assert not rr.bench_failures_are_refusals({"errors": ["ConnectionClosedError: no close frame received"]})
+    assert rr.bench_failures_are_refusals(None)
+
+
 def test_a_short_stream_is_a_truncated_one():
     rr = load_script()
     reference = rr.Attempt("completed", audio_s=2.0)
@@ -85,3 +92,7 @@ def test_rolling_restart_of_three_replicas_drops_no_stream(tmp_path):
     # Any refusal was a clean, retryable one.
     refusal_codes = {detail.split()[1] for detail in summary["refusals_retried"]}
     assert refusal_codes <= {"429", "503", "1013", "1012", "1001"}
+    # `sonare bench` ran through the same balancer; whatever it did not complete was refused, not cut.
+    bench = summary["sonare_bench"]
+    assert bench["sessions"] == 40 and bench["succeeded"] > 0
+    assert all(error.split()[0] in ("429", "503") for error in bench["errors"]), bench["errors"]
