@@ -13,12 +13,16 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[data,eval,server,conformance,dev]'
+	$(BIN)/pip install --quiet -e '.[data,eval,server,conformance,deploy,dev]'
 	touch $(STAMP)
 
-# Debian packages that some teacher engines of the data factory call (root only; skipped when present).
+# Debian packages: teacher engines of the data factory (flite, festival voices), real non-speech noise,
+# real speech for STT evaluation, and nginx for the multi-replica test. Root only; skipped when all are present.
+DEBIAN_PACKAGES := flite festival festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts \
+	sound-theme-freedesktop pocketsphinx-testdata nginx-light
 system-deps:
-	@command -v flite >/dev/null || { apt-get update -qq && apt-get install -y -qq flite >/dev/null; }
+	@dpkg -s $(DEBIAN_PACKAGES) >/dev/null 2>&1 || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_PACKAGES) >/dev/null; }
 
 serve: setup
 	$(BIN)/sonare serve
