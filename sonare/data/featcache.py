@@ -58,7 +58,12 @@ def cache_features(
     directory.mkdir(parents=True, exist_ok=True)
     with (directory / ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _cache_locked(Path(corpus_dir), directory, list(records), progress, map_fn)
+        try:
+            return _cache_locked(Path(corpus_dir), directory, list(records), progress, map_fn)
+        finally:
+            # Unlock explicitly: worker processes forked meanwhile share this open file, and
+            # closing our descriptor alone would leave the lock held by them.
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _cache_locked(
