@@ -1,9 +1,9 @@
 import threading
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
 from sonare.audio.io import save_audio
+from sonare.data.build import _worker_pool
 from sonare.data.featcache import FeatureStore, cache_features
 
 
@@ -26,10 +26,10 @@ def test_cache_is_incremental_and_readable(tmp_path):
     assert store["u3"].shape == (1 + (8000 + 480 - 400) // 160, 80)
 
 
-def test_lock_is_released_when_pool_workers_fork_inside_it(tmp_path):
-    # Workers forked while the lock file is open inherit it; the lock must still be released.
+def test_lock_is_released_when_pool_workers_start_inside_it(tmp_path):
+    # Workers started while the lock file is open may inherit it; the lock must still be released.
     records = _records(tmp_path, 3)
-    with ProcessPoolExecutor(1) as pool:
+    with _worker_pool(1) as pool:
         cache_features(tmp_path, records[:1], progress=False, map_fn=pool.map)
         finished = threading.Event()
 

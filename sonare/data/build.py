@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import multiprocessing
 import os
 import zlib
 from collections import deque
@@ -137,6 +138,12 @@ def _init_worker() -> None:
     os.environ["OMP_NUM_THREADS"] = "1"
 
 
+def _worker_pool(workers: int) -> ProcessPoolExecutor:
+    """Workers start as fresh interpreters (spawn): a forked worker would inherit the parent's open
+    files and locks, and torch's thread pool, which hangs when used after a fork."""
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker)
+
+
 def _skip_problem(spec: dict[str, Any], error: BaseException) -> None:
     print(f"skipping {spec['id']}: {type(error).__name__}: {error}", flush=True)
 
@@ -173,7 +180,7 @@ def build_corpus(
         stale.unlink()
     records = list(read_manifest(manifest))
     hours: dict[str, float] = {}
-    with ManifestWriter(manifest) as writer, ProcessPoolExecutor(workers, initializer=_init_worker) as pool:
+    with ManifestWriter(manifest) as writer, _worker_pool(workers) as pool:
         for section in config.sections:
             if sections and section.name not in sections:
                 continue
