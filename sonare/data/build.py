@@ -132,10 +132,14 @@ def render_item(spec: dict[str, Any], corpus_dir: str) -> dict[str, Any]:
 
 def _init_worker() -> None:
     # One core per worker: several workers, each single-threaded, use the cores best.
+    import warnings
+
     import torch
 
     torch.set_num_threads(1)
     os.environ["OMP_NUM_THREADS"] = "1"
+    # pyworld imports pkg_resources, which warns once per worker and clutters the build log.
+    warnings.filterwarnings("ignore", message="pkg_resources is deprecated")
 
 
 def _worker_pool(workers: int) -> ProcessPoolExecutor:
