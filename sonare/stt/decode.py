@@ -13,10 +13,9 @@ from sonare.stt.messages import Word
 from sonare.stt.model import FRAME_SECONDS
 from sonare.stt.vocab import ALPHABET, BLANK, SPACE
 
-# CTC emits a character's spike when the encoder has heard enough of it, typically late in the sound; a
-# word's start is put one frame before its first spike, its end one frame after its last.
-SPIKE_LEAD_FRAMES = 1
-SPIKE_TAIL_FRAMES = 1
+# A causal CTC model emits a character's spike some frames after the sound (it waits for evidence). Word
+# times undo that delay, measured with `python -m sonare.stt.bench` (word timestamp errors on held-out clips).
+EMISSION_DELAY_FRAMES = 0
 
 
 @dataclass
@@ -47,8 +46,8 @@ class GreedyDecoder:
     def _close_word(self) -> bool:
         if not self.chars:
             return False
-        start = max(0, self.first_frame - SPIKE_LEAD_FRAMES) * FRAME_SECONDS
-        end = (self.last_frame + 1 + SPIKE_TAIL_FRAMES) * FRAME_SECONDS
+        start = max(0, self.first_frame - EMISSION_DELAY_FRAMES - 1) * FRAME_SECONDS
+        end = max(start + FRAME_SECONDS, (self.last_frame - EMISSION_DELAY_FRAMES + 1) * FRAME_SECONDS)
         self.words.append(Word(self.chars, round(start, 3), round(end, 3)))
         self.chars = ""
         return False  # closing a word does not change the text

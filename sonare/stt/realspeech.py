@@ -25,7 +25,9 @@ def write_manifest(out_dir: str | Path, source: Path = LIBRIVOX) -> Path:
         match = re.fullmatch(r"<s> (.*) </s> \((.+)\)", line.strip())
         if match:
             text, clip = match.groups()
-            records.append({"id": clip, "audio": str(source / f"{clip}.wav"), "text": text, "split": "heldout"})
+            records.append(
+                {"id": clip, "audio": str(source / f"{clip}.wav"), "text": text, "normalized": text, "split": "heldout"}
+            )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     manifest = out / "manifest.jsonl"
