@@ -40,6 +40,18 @@ def test_hold_points_are_plausible():
     assert seen == {"conjunction", "number", "filler", "list"}
 
 
+def test_sentences_of_one_turn_are_joined_by_holds():
+    for seed in range(20):
+        segments = plan_turn(SENTENCES[1:], np.random.default_rng(seed), hold_prob=0.0)
+        assert segments == [(SENTENCES[1], HOLD), (SENTENCES[2], END_OF_TURN)]
+    for seed in range(200):
+        segments = plan_turn(SENTENCES[:2], np.random.default_rng(seed), hold_prob=1.0)
+        if "number is" in segments[0][0] or "code is" in segments[0][0]:
+            assert SENTENCES[1] not in [t for t, _ in segments]  # a number ends its turn
+        else:
+            assert segments[-1] == (SENTENCES[1], END_OF_TURN)
+
+
 def test_plain_turn_without_hold():
     sentence = "Could you send me the report before Friday?"
     segments = plan_turn([sentence], np.random.default_rng(0), hold_prob=0.0)

@@ -4,8 +4,9 @@ A conversation is a few turns. Inside a turn the speaker may pause without havin
 "hold"): after a conjunction ("... and"), in the middle of a list ("eggs, milk,"), while reading
 out a number ("my number is ... five five five ..."), or after a filler ("um"). Between turns the
 pause is an "end_of_turn". The two kinds of pause are drawn from overlapping length ranges, so
-the silence alone cannot tell them apart; the words and the intonation can (hold segments are
-read with continuation punctuation, turn ends with a full stop or question mark).
+the silence alone cannot tell them apart; the words and the intonation mostly can (a hold inside
+a sentence is read with continuation punctuation, a turn ends with a full stop or question mark).
+A turn of several sentences holds between them, after a complete sentence: the hard case.
 
 The manifest record lists word and phone timings and every pause as {start, end, kind}, measured
 from the end of the last word to the start of the next; the final pause runs to the end of the
@@ -74,6 +75,7 @@ def plan_turn(sentences: list[str], rng: np.random.Generator, hold_prob: float) 
     """Segments of one turn as (text to read, kind of the pause after it)."""
     sentence = sentences[0]
     pieces: list[str] | None = [sentence]
+    how = "none"
     if rng.random() < hold_prob:
         how = str(rng.choice(["conjunction", "list", "number", "filler"]))
         if how == "conjunction":
@@ -86,11 +88,12 @@ def plan_turn(sentences: list[str], rng: np.random.Generator, hold_prob: float) 
             pieces = None
         if pieces is None:  # filler, or nothing to split: hesitate before the sentence
             pieces = [str(rng.choice(FILLERS)).capitalize(), sentence]
-    if len(sentences) > 1:
-        pieces = [*pieces, *sentences[1:]]
-    # Consecutive sentences of a turn are joined when no hold falls between them.
-    segments = [(_hold_text(p), HOLD) for p in pieces[:-1]]
-    return [*segments, (_final_text(pieces[-1]), END_OF_TURN)]
+    texts = [_hold_text(p) for p in pieces[:-1]] + [_final_text(pieces[-1])]
+    if how != "number":  # a number read out ends its turn
+        # Further sentences follow a pause that is still a hold; each keeps its own final
+        # punctuation, as a speaker who stops after a complete sentence and goes on does.
+        texts += [_final_text(extra) for extra in sentences[1:]]
+    return [(t, HOLD) for t in texts[:-1]] + [(texts[-1], END_OF_TURN)]
 
 
 def plan_conversations(config, section):
