@@ -78,7 +78,7 @@ def test_rolling_restart_of_three_replicas_drops_no_stream(tmp_path):
     out = tmp_path / "summary.json"
     command = [sys.executable, str(SCRIPT), "--replicas", "3", "--concurrency", "6", "--lb-mode", "direct"]
     command += ["--model", "tone", "--work-dir", str(tmp_path / "run"), "--json-out", str(out)]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=150)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert out.exists(), result.stderr[-3000:]
     summary = json.loads(out.read_text())
     assert result.returncode == 0, summary
