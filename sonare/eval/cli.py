@@ -138,6 +138,11 @@ def _load(manifest: Path, record: dict[str, Any]):
     return load_audio(path if path.is_absolute() else manifest.parent / path)
 
 
+def _plain(number: float) -> int | float:
+    """Whole numbers (timer lengths in ms) print and serialise as integers."""
+    return int(number) if float(number).is_integer() else number
+
+
 def _metric_table(metrics: dict[str, float]) -> str:
     from sonare.eval.latency import format_table
 
@@ -213,7 +218,7 @@ def _run_turns(args: argparse.Namespace) -> int:
 
     curve = evaluate_detector(detector, conversations())
     best = best_operating_point(curve, args.max_false_cutoff)
-    rows = [{detector.setting_name: setting, **metrics.as_dict()} for setting, metrics in curve.items()]
+    rows = [{detector.setting_name: _plain(setting), **metrics.as_dict()} for setting, metrics in curve.items()]
     columns = [
         detector.setting_name,
         "false_cutoff_rate",
@@ -236,7 +241,7 @@ def _run_turns(args: argparse.Namespace) -> int:
     results = {
         "conversations": len(records),
         "curve": rows,
-        "best": None if best is None else {detector.setting_name: best, **curve[best].as_dict()},
+        "best": None if best is None else {detector.setting_name: _plain(best), **curve[best].as_dict()},
     }
     return _finish(args, "\n".join([heading, format_table(rows, columns), verdict]), results)
 

@@ -195,8 +195,15 @@ class SileroVad:
         import torch
 
         samples = torch.from_numpy(np.ascontiguousarray(resample(audio, sample_rate, VAD_RATE)))
-        with torch.no_grad():
-            probabilities = self._model.audio_forward(samples, VAD_RATE)
+        # One 32 ms frame is far too little work to split across threads; on a busy machine the
+        # second thread's spin-waiting costs ten times the work itself.
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            with torch.no_grad():
+                probabilities = self._model.audio_forward(samples, VAD_RATE)
+        finally:
+            torch.set_num_threads(threads)
         return probabilities.numpy().reshape(-1).astype(np.float64)
 
 
