@@ -41,9 +41,7 @@ class TransformerBlock(nn.Module):
         q, k, v = self.qkv(self.norm1(x)).view(b, 3, self.heads, d // self.heads).unbind(1)
         k_cache[:, :, length] = k
         v_cache[:, :, length] = v
-        att = F.scaled_dot_product_attention(
-            q[:, :, None], k_cache[:, :, : length + 1], v_cache[:, :, : length + 1]
-        )
+        att = F.scaled_dot_product_attention(q[:, :, None], k_cache[:, :, : length + 1], v_cache[:, :, : length + 1])
         x = x + self.proj(att.reshape(b, d))
         return x + self.mlp(self.norm2(x))
 

@@ -33,7 +33,11 @@ def corpus(tmp_path_factory):
         }
     ]
     espeak = get_teacher("espeak")
-    texts = ["The garden gate was left open.", "The children played in the park after school.", "Please call me back soon."]
+    texts = [
+        "The garden gate was left open.",
+        "The children played in the park after school.",
+        "Please call me back soon.",
+    ]
     for voice in ("en-us", "en-us+f3"):
         for index, text in enumerate(texts):
             clip = espeak.synthesize(text, voice)

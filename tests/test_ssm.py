@@ -13,9 +13,7 @@ TOL64 = 1e-10
 TOL32 = 2e-4
 
 
-def make_stack(
-    seed: int = 0, chunk: int = 8, layers: int = 2, dtype=torch.float64, groups: int = 1
-) -> SSMStack:
+def make_stack(seed: int = 0, chunk: int = 8, layers: int = 2, dtype=torch.float64, groups: int = 1) -> SSMStack:
     torch.manual_seed(seed)
     cfg = Mamba2Config(d_model=16, d_state=8, head_dim=8, n_groups=groups, chunk_size=chunk)
     return SSMStack(cfg, layers).to(dtype)

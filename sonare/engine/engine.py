@@ -57,9 +57,7 @@ class StreamFailed(Exception):
 class Stream:
     """The event-loop side of one admitted stream: push inputs, iterate events, cancel."""
 
-    def __init__(
-        self, engine: Engine, model: str, slot: int, session: Session, loop: asyncio.AbstractEventLoop
-    ):
+    def __init__(self, engine: Engine, model: str, slot: int, session: Session, loop: asyncio.AbstractEventLoop):
         self.id = next(_stream_ids)
         self.model = model
         self.slot = slot

@@ -49,9 +49,7 @@ class EngineMetrics:
             ["model"],
             registry=r,
         )
-        self.rejected = Counter(
-            "sonare_rejected_admissions_total", "Streams refused", ["model", "reason"], registry=r
-        )
+        self.rejected = Counter("sonare_rejected_admissions_total", "Streams refused", ["model", "reason"], registry=r)
         self.stream_errors = Counter(
             "sonare_stream_errors_total", "Streams ended by a model error", ["model"], registry=r
         )

@@ -81,9 +81,9 @@ class Mamba2(nn.Module):
         nn.init.kaiming_uniform_(self.conv_weight, a=math.sqrt(5))
 
         # dt starts log-uniform in [dt_min, dt_max]: slow and fast heads from the first step.
-        dt = torch.exp(
-            torch.rand(h) * (math.log(cfg.dt_max) - math.log(cfg.dt_min)) + math.log(cfg.dt_min)
-        ).clamp(min=1e-4)
+        dt = torch.exp(torch.rand(h) * (math.log(cfg.dt_max) - math.log(cfg.dt_min)) + math.log(cfg.dt_min)).clamp(
+            min=1e-4
+        )
         self.dt_bias = nn.Parameter(dt + torch.log(-torch.expm1(-dt)))  # inverse softplus
         self.A_log = nn.Parameter(torch.log(torch.empty(h).uniform_(*cfg.a_init_range)))
         self.D = nn.Parameter(torch.ones(h))
