@@ -27,6 +27,7 @@ import yaml
 
 from sonare.stt.dataset import Utterance, load_source
 from sonare.stt.model import SUBSAMPLING, TURN_END, TURN_SPEECH, STTConfig, STTModel
+from sonare.train.common import save_atomic, warmup_cosine
 
 EAGER_FALSE_CUTOFF = 0.2  # an eager end is a speculative hint: it may be wrong more often than an end
 
@@ -168,19 +169,6 @@ def feature_statistics(items: list[Utterance], limit: int = 500) -> tuple[torch.
     return torch.from_numpy(sample.mean(0)).float(), torch.from_numpy(sample.std(0)).float().clamp(min=1e-2)
 
 
-def _lr_at(step: int, cfg: STTTrainConfig) -> float:
-    if step < cfg.warmup:
-        return cfg.lr * (step + 1) / cfg.warmup
-    progress = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
-    return cfg.lr * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
-
-
-def _save_atomic(obj: dict, path: Path) -> None:
-    tmp = path.with_suffix(".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
-
-
 def _load_data(cfg: STTTrainConfig, run: Path) -> tuple[list[Utterance], dict[str, list[Utterance]]]:
     train_all, heldout = [], []
     for source in cfg.sources:
@@ -233,7 +221,7 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
 
     def checkpoint() -> None:
         state = {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step, "best": best}
-        _save_atomic({**state, "model_config": model.cfg.to_dict()}, ckpt_path)
+        save_atomic({**state, "model_config": model.cfg.to_dict()}, ckpt_path)
 
     py_rng = random.Random(cfg.seed + step)
     np_rng = np.random.default_rng([cfg.seed, step])
@@ -247,7 +235,7 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
             batches = make_batches(train_set, cfg.batch_frames, cfg.max_frames, py_rng)
         batch = collate([train_set[i] for i in batches.pop()], model, cfg, np_rng)
         for group in opt.param_groups:
-            group["lr"] = _lr_at(step, cfg)
+            group["lr"] = warmup_cosine(step, cfg.lr, cfg.warmup, cfg.steps, floor=0.02)
         parts = losses(model, batch, cfg)
         opt.zero_grad(set_to_none=True)
         parts["loss"].backward()
@@ -259,7 +247,7 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
         if step % 25 == 0:
             rec = {
                 "step": step,
-                "lr": round(_lr_at(step, cfg), 6),
+                "lr": round(warmup_cosine(step, cfg.lr, cfg.warmup, cfg.steps, floor=0.02), 6),
                 "sec_per_step": round((time.time() - t_last) / 25, 3),
             }
             rec.update({k: round(v.item(), 4) for k, v in parts.items()})

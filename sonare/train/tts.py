@@ -8,7 +8,6 @@ metrics written as it trains. `--export` writes the shipped artefacts: safetenso
 from __future__ import annotations
 
 import json
-import math
 import os
 import random
 import time
@@ -21,6 +20,7 @@ import torch
 import torch.nn.functional as F
 import yaml
 
+from sonare.train.common import save_atomic, warmup_cosine
 from sonare.tts.dataset import Example, load_examples, load_frames
 from sonare.tts.model import TTSConfig, TTSModel
 
@@ -133,19 +133,6 @@ def _extend_speakers(known: dict[str, int], examples: list[Example], rows: int) 
     return speakers
 
 
-def _lr_at(step: int, cfg: TTSTrainConfig) -> float:
-    if step < cfg.warmup:
-        return cfg.lr * (step + 1) / cfg.warmup
-    progress = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
-    return cfg.lr * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
-
-
-def _save_atomic(obj: dict, path: Path) -> None:
-    tmp = path.with_suffix(".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
-
-
 def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
     from tqdm import tqdm
 
@@ -192,8 +179,9 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
         if not batches:
             batches = make_batches(train_set, cfg.batch_frames, rng)
         batch = collate(batches.pop(), speakers)
+        lr = warmup_cosine(step, cfg.lr, cfg.warmup, cfg.steps, floor=0.05)
         for group in opt.param_groups:
-            group["lr"] = _lr_at(step, cfg)
+            group["lr"] = lr
         parts = losses(model, batch, cfg)
         opt.zero_grad(set_to_none=True)
         parts["loss"].backward()
@@ -203,13 +191,13 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
         bar.update(1)
         bar.set_postfix({k: f"{v.item():.3f}" for k, v in parts.items()})
         if step % 50 == 0:
-            rec = {"step": step, "lr": _lr_at(step, cfg), "sec_per_step": (time.time() - t_last) / 50}
+            rec = {"step": step, "lr": lr, "sec_per_step": (time.time() - t_last) / 50}
             rec.update({k: round(v.item(), 5) for k, v in parts.items()})
             log.write(json.dumps(rec) + "\n")
             log.flush()
             t_last = time.time()
         if step % cfg.checkpoint_every == 0 or step == cfg.steps:
-            _save_atomic(
+            save_atomic(
                 {
                     "model": model.state_dict(),
                     "optimizer": opt.state_dict(),
@@ -266,7 +254,7 @@ def save_slim_checkpoint(cfg: TTSTrainConfig, path: str | os.PathLike) -> Path:
     ckpt.pop("optimizer", None)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    _save_atomic(ckpt, path)
+    save_atomic(ckpt, path)
     return path
 
 

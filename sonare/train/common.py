@@ -1,0 +1,24 @@
+"""Pieces every training recipe shares: the learning-rate schedule and crash-safe checkpoint writes."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import torch
+
+
+def warmup_cosine(step: int, peak: float, warmup: int, steps: int, floor: float) -> float:
+    """Linear warm-up to `peak`, then a cosine down to `floor * peak` at `steps`."""
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    progress = min(1.0, (step - warmup) / max(1, steps - warmup))
+    return peak * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def save_atomic(obj: dict, path: Path) -> None:
+    """Write a checkpoint so that a kill mid-write leaves the previous one intact."""
+    tmp = path.with_suffix(".tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
