@@ -82,6 +82,10 @@ class Stream:
         """Stop now: the slot is free when this returns; events already queued are dropped."""
         self._engine.cancel(self)
 
+    @property
+    def done(self) -> bool:
+        return self.released
+
     def __aiter__(self) -> Stream:
         return self
 
@@ -176,10 +180,18 @@ class Engine:
         """Drain: refuse new streams; streams already admitted run to their end."""
         self._admitting = False
 
+    @property
+    def models(self) -> dict[str, StreamingModel]:
+        return {name: pool.model for name, pool in self._pools.items()}
+
     def active_streams(self, model: str | None = None) -> int:
         with self._lock:
             pools = [self._pools[model]] if model else list(self._pools.values())
             return sum(p.slots - len(p.free) for p in pools)
+
+    def free_slots(self, model: str) -> int:
+        with self._lock:
+            return len(self._pools[model].free)
 
     def wake(self) -> None:
         self._wake.set()

@@ -39,6 +39,14 @@ class BatchState(Mapping[str, Tensor]):
         """Memory one stream occupies, in bytes."""
         return sum(t[0].numel() * t.element_size() for t in self._tensors.values())
 
+    def replace(self, **updates: Tensor) -> BatchState:
+        merged = dict(self._tensors)
+        for name, value in updates.items():
+            if name not in merged:
+                raise KeyError(f"unknown state tensor {name!r}")
+            merged[name] = value
+        return BatchState(merged)
+
     def gather(self, rows: Tensor) -> BatchState:
         """A new state holding copies of `rows` (a 1-D long tensor), in that order."""
         return BatchState({k: v.index_select(0, rows) for k, v in self._tensors.items()})
@@ -52,6 +60,12 @@ class BatchState(Mapping[str, Tensor]):
         """Zero `rows` in place: an admitted stream starts from a clean state."""
         for v in self._tensors.values():
             v.index_fill_(0, rows, 0)
+
+    def detach(self) -> BatchState:
+        return BatchState({k: v.detach() for k, v in self._tensors.items()})
+
+    def to(self, *args, **kwargs) -> BatchState:
+        return BatchState({k: v.to(*args, **kwargs) for k, v in self._tensors.items()})
 
     @staticmethod
     def merge(parts: Mapping[str, BatchState]) -> BatchState:
