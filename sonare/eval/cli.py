@@ -183,7 +183,7 @@ def _run_stt(args: argparse.Namespace) -> int:
     if not records:
         raise SystemExit(f"no clean '{args.split}' clips in {args.manifest}")
     # The reference is the spoken form the teacher read; WER normalisation would reach it from "text" too.
-    clips = [SttClip(r["id"], *_load(args.manifest, r), r["normalized"]) for r in records]
+    clips = [SttClip(r["id"], *_load(args.manifest, r), r["normalized"], r.get("section", "")) for r in records]
     conditions = {"clean": clean}
     if args.snr is not None:
         conditions[f"{args.noise}@{args.snr:g}dB"] = noisy(args.noise, args.snr, args.seed)
@@ -191,13 +191,15 @@ def _run_stt(args: argparse.Namespace) -> int:
     rows, results = [], {"summary": {}, "clips": [{"id": c.id, "text": c.text} for c in clips]}
     for name in args.asr or DEFAULT_ASRS:
         report = evaluate_stt(load_transcriber(name, args.beam), clips, conditions, not args.quiet)
-        summary = report.summary()
+        summary, by_group = report.summary(), report.by_group()
         results["summary"][name] = summary
+        results.setdefault("by_section", {})[name] = by_group
         for condition, metrics in summary.items():
-            rows.append({"asr": name, "condition": condition, **metrics})
+            rows.append({"asr": name, "condition": condition, "section": "all", **metrics})
+            rows += [{"asr": name, "condition": condition, "section": g, **m} for g, m in by_group[condition].items()]
             for item, hypothesis in zip(results["clips"], report.transcripts[condition], strict=True):
                 item[f"{name}/{condition}"] = hypothesis
-    columns = ["asr", "condition", "clips", "wer", "substitutions", "deletions", "insertions", "rtf"]
+    columns = ["asr", "condition", "section", "clips", "wer", "substitutions", "deletions", "insertions", "rtf"]
     return _finish(args, format_table(rows, columns), results)
 
 

@@ -41,18 +41,21 @@ class SttClip:
     audio: np.ndarray
     sample_rate: int
     text: str
+    group: str = ""  # e.g. the corpus section, for a per-voice-family breakdown
 
 
 @dataclass
 class SttReport:
     """Per condition: each clip's transcript and errors, and the time spent transcribing."""
 
+    groups: list[str] = field(default_factory=list)  # one per clip
     transcripts: dict[str, list[str]] = field(default_factory=dict)
     errors: dict[str, list[WordErrors]] = field(default_factory=dict)
     compute_seconds: dict[str, float] = field(default_factory=dict)
     audio_seconds: float = 0.0
 
     def summary(self) -> dict[str, dict[str, float | int]]:
+        """Corpus WER and counts per condition over all clips, with the real-time factor."""
         out = {}
         for name, errors in self.errors.items():
             total = sum(errors, WordErrors())
@@ -63,6 +66,18 @@ class SttReport:
             }
         return out
 
+    def by_group(self) -> dict[str, dict[str, dict[str, float | int]]]:
+        """Corpus WER and counts per condition and clip group."""
+        out: dict[str, dict[str, dict[str, float | int]]] = {}
+        for name, errors in self.errors.items():
+            totals: dict[str, WordErrors] = {}
+            counts: dict[str, int] = {}
+            for group, clip_errors in zip(self.groups, errors, strict=True):
+                totals[group] = totals.get(group, WordErrors()) + clip_errors
+                counts[group] = counts.get(group, 0) + 1
+            out[name] = {g: {**totals[g].as_dict(), "clips": counts[g]} for g in sorted(totals)}
+        return out
+
 
 def evaluate_stt(
     transcriber: Transcriber,
@@ -70,7 +85,7 @@ def evaluate_stt(
     conditions: Mapping[str, Condition],
     show_progress: bool = False,
 ) -> SttReport:
-    report = SttReport(audio_seconds=sum(c.audio.size / c.sample_rate for c in clips))
+    report = SttReport(groups=[c.group for c in clips], audio_seconds=sum(c.audio.size / c.sample_rate for c in clips))
     for name, condition in conditions.items():
         report.transcripts[name], report.errors[name] = [], []
         report.compute_seconds[name] = 0.0
