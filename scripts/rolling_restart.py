@@ -374,10 +374,17 @@ def summarise(
         return round(first_audio[min(len(first_audio) - 1, int(q * len(first_audio)))], 4) if first_audio else None
 
     failed_restarts = [r for r in restarts if r.exit_code != 0 or r.unfinished_after_drain]
-    passed = not stats.dropped and not truncated and not stats.lb_errors and not failed_restarts and restarts
-    passed = passed and bench_failures_are_refusals(bench)
+    failures = [
+        *(["streams dropped"] if stats.dropped else []),
+        *(["streams truncated"] if truncated else []),
+        *(["nginx could not reach a replica"] if stats.lb_errors else []),
+        *([f"replica {r.replica} did not drain and exit cleanly" for r in failed_restarts]),
+        *(["no restart happened"] if not restarts else []),
+        *([] if bench_failures_are_refusals(bench) else ["sonare bench saw a broken stream"]),
+    ]
     return {
-        "passed": bool(passed),
+        "passed": not failures,
+        "failures": failures,
         "model": model,
         "replicas": args.replicas,
         "lb_mode": args.lb_mode,
@@ -431,10 +438,18 @@ async def start_sonare_bench(url: str, args: argparse.Namespace):
 
 
 def bench_failures_are_refusals(summary: dict | None) -> bool:
-    """`sonare bench` reports an error frame as "<status> <message>"; anything else is a broken stream."""
+    """`sonare bench` reports an error frame or refused handshake as "<status> <message>" and a close as
+    "close <code> <reason>"; anything else is a broken stream."""
     if summary is None:
         return True
-    return all(error.split(" ", 1)[0] in {str(s) for s in REFUSAL_STATUSES} for error in summary["errors"])
+
+    def is_refusal(error: str) -> bool:
+        words = error.split()
+        if words[:1] == ["close"]:
+            return len(words) > 1 and words[1] in {str(c) for c in REFUSAL_CLOSE_CODES}
+        return bool(words) and words[0] in {str(s) for s in REFUSAL_STATUSES}
+
+    return all(is_refusal(error) for error in summary["errors"])
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

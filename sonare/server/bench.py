@@ -140,7 +140,7 @@ async def stt_session(cfg: BenchConfig) -> SessionResult:
 
 
 async def run(cfg: BenchConfig) -> list[SessionResult]:
-    from websockets.exceptions import WebSocketException
+    from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 
     gate = asyncio.Semaphore(cfg.concurrency)
     session = tts_session if cfg.mode == "tts" else stt_session
@@ -149,7 +149,12 @@ async def run(cfg: BenchConfig) -> list[SessionResult]:
         async with gate:
             try:
                 return await session(cfg)
-            except (OSError, ValueError, WebSocketException) as exc:  # refused, closed, bad frames
+            except InvalidStatus as exc:  # the handshake was answered with an HTTP status (429/503: refused)
+                return SessionResult(ok=False, error=f"{exc.response.status_code} handshake refused")
+            except ConnectionClosed as exc:  # 1013/1012/1001 are refusals; anything else a broken stream
+                code = exc.rcvd.code if exc.rcvd else 1006
+                return SessionResult(ok=False, error=f"close {code} {exc.rcvd.reason if exc.rcvd else ''}".strip())
+            except (OSError, ValueError, WebSocketException) as exc:  # connection refused, bad frames
                 return SessionResult(ok=False, error=f"{type(exc).__name__}: {exc}")
 
     return list(await asyncio.gather(*(one() for _ in range(cfg.sessions))))
