@@ -58,3 +58,29 @@ def test_collate_masks_and_augments(fixture_corpus, tmp_path):
     plain = collate([items[0]], model, cfg, None)
     n = int(plain["lengths"][0]) * 4
     assert torch.equal(plain["mel"][0, :n], torch.from_numpy(items[0].mel[:n].astype(np.float32)))
+
+
+def test_phone_labels_follow_the_alignment_and_train_the_auxiliary_head(fixture_corpus, tmp_path):
+    from sonare.stt.dataset import load_source, phone_labels
+    from sonare.stt.model import STTConfig, STTModel, frame_time
+    from sonare.text.inventory import PAD_ID, token_ids
+    from sonare.train.stt import IGNORE, losses
+
+    phones = [{"phoneme": "h", "start": 0.1, "end": 0.2}, {"phoneme": "ˈ", "start": 0.2, "end": 0.2}]
+    phones.append({"phoneme": "a͡ɪ", "start": 0.2, "end": 0.45})
+    labels = phone_labels(15, phones)
+    heard = [frame_time(k) - 0.02 for k in range(15)]
+    for k, t in enumerate(heard):
+        expected = token_ids("h")[0] if 0.1 <= t < 0.2 else token_ids("a͡ɪ")[0] if 0.2 <= t < 0.45 else PAD_ID
+        assert labels[k] == expected
+    assert phone_labels(15, None) is None
+
+    items = load_source(fixture_corpus / "manifest.jsonl", "train", tmp_path)
+    assert all(u.phones is not None and len(u.phones) == u.n_frames for u in items)
+    model = STTModel(STTConfig(**SMALL))
+    head = torch.nn.Linear(SMALL["d_model"], 400)
+    batch = collate(items[:2], model, STTTrainConfig(sources=[]), None)
+    assert (batch["phones"][0, : int(batch["lengths"][0])] != IGNORE).all()
+    parts = losses(model, head, batch, STTTrainConfig(sources=[], phone_weight=1.0))
+    parts["loss"].backward()
+    assert parts["phone"] > 0 and head.weight.grad.abs().sum() > 0

@@ -43,6 +43,7 @@ class Utterance:
     end: np.ndarray  # (L,) float32 in [0, 1] or NaN
     text: str  # reference transcript
     pauses: list[dict[str, Any]] | None = None  # labelled pauses of a conversation
+    phones: np.ndarray | None = None  # (L,) int64 phoneme id heard at each frame (PAD_ID: silence), or None
 
     @property
     def n_frames(self) -> int:
@@ -74,6 +75,22 @@ def turn_labels(
     return speech, end
 
 
+def phone_labels(n_frames: int, phones: list[dict[str, Any]] | None) -> np.ndarray | None:
+    """Per encoder frame, the id (shared inventory) of the phoneme its newest audio belongs to; PAD_ID between
+    phonemes. These frame targets train an auxiliary head only: the CTC alphabet stays characters."""
+    from sonare.text.inventory import PAD_ID, token_ids
+
+    if not phones:
+        return None
+    probe = np.array([frame_time(k) for k in range(n_frames)]) - 0.02
+    labels = np.full(n_frames, PAD_ID, np.int64)
+    for p in phones:
+        ids = token_ids(p["phoneme"])
+        if p["end"] > p["start"] and ids:
+            labels[(probe >= p["start"]) & (probe < p["end"])] = ids[0]
+    return labels
+
+
 def _trim(mel: np.ndarray) -> np.ndarray:
     return mel[: len(mel) // SUBSAMPLING * SUBSAMPLING]
 
@@ -87,7 +104,8 @@ def _example(item_id: str, source: str, mel: np.ndarray, text: str, record: dict
     if target is None or n <= len(target):
         return None  # not spellable, or too short for CTC to fit its target
     speech, end = turn_labels(n, record.get("words"), record.get("pauses"))
-    return Utterance(item_id, source, mel, np.array(target, np.int64), speech, end, text, record.get("pauses"))
+    phones = phone_labels(n, record.get("phones"))
+    return Utterance(item_id, source, mel, np.array(target, np.int64), speech, end, text, record.get("pauses"), phones)
 
 
 def load_corpus(manifest: str | os.PathLike, split: str, teachers_out: list[str] | None = None) -> list[Utterance]:

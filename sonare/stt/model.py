@@ -138,6 +138,13 @@ class STTModel(nn.Module):
 
         Returns CTC logits (B, L, V), turn logits (B, L, 2) and the state after each row's last valid frame.
         """
+        h, state = self.encode(mel, state, lengths)
+        return self.ctc(h), self.turn(h), state
+
+    def encode(
+        self, mel: Tensor, state: BatchState | None = None, lengths: Tensor | None = None
+    ) -> tuple[Tensor, BatchState]:
+        """mel: (B, 4L, M) -> encoder output (B, L, D) and the state after each row's last valid frame."""
         bsz, t, _ = mel.shape
         if t % SUBSAMPLING:
             raise ValueError(f"the number of log-mel frames ({t}) must be a multiple of {SUBSAMPLING}")
@@ -153,4 +160,4 @@ class STTModel(nn.Module):
             h = h[:, None]
         else:
             h, enc = self.encoder(self.dropout(x), state.part("enc"), lengths)
-        return self.ctc(h), self.turn(h), BatchState.merge({"sub": sub, "enc": enc})
+        return h, BatchState.merge({"sub": sub, "enc": enc})

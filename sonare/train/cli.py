@@ -19,6 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     stt.add_argument("--config", required=True, help="recipe YAML, e.g. configs/stt-default.yaml")
     stt.add_argument("--export", metavar="DIR", help="after training, write the best weights here")
     stt.add_argument("--export-only", action="store_true", help="export the best checkpoint without training")
+    stt.add_argument("--init-from", metavar="PATH", help="start a new run from these weights (.pt or model dir)")
     stt.add_argument("--no-progress", action="store_true")
     stt.set_defaults(handler=_train_stt)
 
@@ -41,6 +42,8 @@ def _train_stt(args: argparse.Namespace) -> int:
     from sonare.train.stt import STTTrainConfig, export, train
 
     cfg = STTTrainConfig.load(args.config)
+    if args.init_from:
+        cfg.init_from = args.init_from
     if not args.export_only:
         train(cfg, progress=not args.no_progress)
     if args.export or args.export_only:
