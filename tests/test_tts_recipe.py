@@ -32,11 +32,14 @@ def test_smoke_recipe_trains_resumes_exports_and_speaks(fixture_corpus, tmp_path
     assert list((tmp_path / "run" / "val").glob("step000006-0.wav"))
 
     from sonare.tts import builtin_voices, load_default
+    from sonare.tts.adapt import ADAPTATION_DIM
     from sonare.tts.messages import SynthesisOptions, VoiceSpec
 
     out = export(cfg, tmp_path / "export")
     voices = builtin_voices(out)
-    assert voices and all(len(v["embedding"]) == 8 for v in voices)
+    # every voice: its 8-number speaker vector, unadapted, and the profile cloning starts from
+    assert voices and all(len(v["embedding"]) == 8 + ADAPTATION_DIM for v in voices)
+    assert all(v["profile"]["bandwidth_hz"] > 0 and not any(v["embedding"][8:]) for v in voices)
     model = load_default(out)
     audio, _ = model.synthesize("Hello world.", SynthesisOptions(VoiceSpec(id=voices[0]["id"])))
     assert audio.dtype == np.float32 and np.isfinite(audio).all()

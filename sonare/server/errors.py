@@ -10,11 +10,14 @@ from starlette.responses import JSONResponse
 TITLES = {
     400: "Invalid request",
     401: "Unauthorized",
+    403: "Forbidden",
     404: "Not found",
     405: "Method not allowed",
     413: "Payload too large",
+    422: "Unprocessable content",
     429: "Too many concurrent requests",
     500: "Internal server error",
+    501: "Not implemented",
     503: "Service unavailable",
 }
 

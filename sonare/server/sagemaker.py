@@ -24,6 +24,7 @@ from sonare.server.service import Service
 from sonare.server.stt_request import language_code
 from sonare.server.stt_ws import SttSocket, TurnsSocket
 from sonare.server.tts_ws import TtsSocket
+from sonare.server.uploads import decode_upload
 from sonare.server.ws import accept
 
 ROUTE = "/invocations"
@@ -56,7 +57,7 @@ async def invocations(request: Request) -> Response:
     service.require_model("stt")
     data = await read_body(request, service.config.max_upload_bytes)
     query = request.query_params
-    samples, rate = stt_http.decode_upload(data, query.get("encoding"), query.get("sample_rate"))
+    samples, rate = decode_upload(data, query.get("encoding"), query.get("sample_rate"))
     language = language_code(query.get("language"))
     result = await stt_http.transcribe_clip(service, samples, rate, language, ROUTE)
     return JSONResponse(stt_http.response_body(result, language, request_id_of(request), words=True))
@@ -79,7 +80,7 @@ async def _transcribe_json(request: Request, service: Service, body: dict) -> Re
     language = body.get("language")
     if language is not None and not isinstance(language, str):
         raise invalid("language must be a string")
-    samples, sample_rate = stt_http.decode_upload(data, encoding, None if rate is None else str(rate))
+    samples, sample_rate = decode_upload(data, encoding, None if rate is None else str(rate))
     language = language_code(language)
     result = await stt_http.transcribe_clip(service, samples, sample_rate, language, ROUTE)
     return JSONResponse(stt_http.response_body(result, language, request_id_of(request), words=True))

@@ -21,6 +21,7 @@ from sonare.server.metrics import ServerMetrics
 from sonare.server.models import LoadedModels, load_models
 from sonare.stt.messages import AudioIn, EndOfAudio, RecognitionOptions
 from sonare.tts.messages import EndOfInput, SynthesisOptions, TextPiece, VoiceSpec
+from sonare.voices.encoder import SpeakerEncoder
 from sonare.voices.library import VoiceLibrary
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,7 @@ class Service:
         self.engine: Engine | None = None
         self.loaded = LoadedModels()
         self.voices: VoiceLibrary | None = None
+        self.cloner: SpeakerEncoder | None = None  # None: the TTS model has no voice to clone from
         self.ready = False
         self.draining = False
         self.failed: str | None = None  # why start-up failed, if it did
@@ -58,6 +60,8 @@ class Service:
         """Load and warm the models (off the event loop), then report ready."""
         self.loaded = await asyncio.to_thread(load_models, self.config)
         self.voices = VoiceLibrary(self.config.data_dir / "voices.sqlite3", self.loaded.builtin_voices)
+        if any(v.get("profile") for v in self.loaded.builtin_voices):
+            self.cloner = SpeakerEncoder(self.loaded.builtin_voices)
         slots = {"tts": self.config.tts_slots, "stt": self.config.stt_slots}
         self.engine = Engine(
             self.loaded.models,

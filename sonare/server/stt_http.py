@@ -2,29 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import soundfile as sf
 from starlette.datastructures import UploadFile
-from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from sonare.audio.io import decode_audio
 from sonare.audio.resample import resample
 from sonare.engine import StreamFailed
-from sonare.server.audio_in import INPUT_ENCODINGS, MAX_RATE, MIN_RATE, decode_pcm
-from sonare.server.bodies import read_body
+from sonare.server.audio_in import MAX_RATE, MIN_RATE
 from sonare.server.errors import invalid, request_id_of
 from sonare.server.service import Service, stream_error
-from sonare.server.stt_request import audio_params, language_code
+from sonare.server.stt_request import language_code
+from sonare.server.uploads import decode_upload, form_text, parse_form
 from sonare.stt.messages import AudioIn, EndOfAudio, RecognitionOptions, Transcript, Word
 
 CHUNK_SECONDS = 0.5  # audio goes to the model in pieces, as a stream would deliver it
-MAX_FORM_FIELD = 64 * 1024
 
 
 @dataclass
@@ -60,46 +55,14 @@ async def transcribe_clip(
     return ClipTranscript(text, duration, [w for t in finals for w in t.words])
 
 
-def decode_upload(data: bytes, encoding: str | None, sample_rate: str | None) -> tuple[np.ndarray, int]:
-    """Raw PCM when an encoding is given, otherwise an audio file in any format libsndfile reads."""
-    if not data:
-        raise invalid("the audio file is empty")
-    if encoding is not None:
-        params = audio_params({"encoding": encoding, "sample_rate": sample_rate or ""})
-        width = INPUT_ENCODINGS[params.encoding]
-        return decode_pcm(data[: len(data) - len(data) % width], params.encoding), params.sample_rate
-    try:
-        return decode_audio(data)
-    except (sf.LibsndfileError, RuntimeError, ValueError) as exc:
-        raise invalid(f"could not decode the audio file ({exc}); for raw PCM pass encoding and sample_rate") from exc
-
-
-async def parse_form(request: Request, limit: int) -> dict[str, list[str | UploadFile]]:
-    data = await read_body(request, limit)
-
-    async def body() -> AsyncIterator[bytes]:
-        yield data
-
-    if not request.headers.get("content-type", "").startswith("multipart/form-data"):
-        raise invalid("the body must be multipart/form-data with the audio in a 'file' field")
-    try:
-        form = await MultiPartParser(request.headers, body(), max_part_size=MAX_FORM_FIELD).parse()
-    except MultiPartException as exc:
-        raise invalid(f"malformed multipart body: {exc.message}") from exc
-    fields: dict[str, list[str | UploadFile]] = {}
-    for key, value in form.multi_items():
-        fields.setdefault(key, []).append(value)
-    return fields
-
-
 async def transcribe(request: Request) -> Response:
     service: Service = request.app.state.service
     service.require_model("stt")
-    fields = await parse_form(request, service.config.max_upload_bytes)
+    fields = await parse_form(request, service.config.max_upload_bytes, "file")
     upload = (fields.get("file") or [None])[0]
     if not isinstance(upload, UploadFile):
         raise invalid("the 'file' field with the audio is required")
-    language = language_code(_text(fields, "language"))
+    language = language_code(form_text(fields, "language"))
     granularities = [v for v in fields.get("timestamp_granularities[]", []) if isinstance(v, str)]
     samples, rate = decode_upload(
         await upload.read(), request.query_params.get("encoding"), request.query_params.get("sample_rate")
@@ -120,10 +83,3 @@ def response_body(result: ClipTranscript, language: str, request_id: str, words:
     if words:
         body["words"] = [{"word": w.word, "start": round(w.start, 3), "end": round(w.end, 3)} for w in result.words]
     return body
-
-
-def _text(fields: dict[str, list[str | UploadFile]], name: str) -> str | None:
-    value = (fields.get(name) or [None])[0]
-    if value is not None and not isinstance(value, str):
-        raise invalid(f"{name} must be a form field, not a file")
-    return value

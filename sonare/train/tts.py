@@ -21,6 +21,7 @@ import torch.nn.functional as F
 import yaml
 
 from sonare.train.common import save_atomic, warmup_cosine
+from sonare.tts.adapt import from_transform, identity
 from sonare.tts.dataset import Example, load_examples, load_frames
 from sonare.tts.model import TTSConfig, TTSModel
 
@@ -46,7 +47,8 @@ class TTSTrainConfig:
     threads: int = 2
     workers: int = 2
     seed: int = 0
-    # Built-in voices to export: id -> {speaker (a corpus speaker), name, description, gender, language}
+    # Built-in voices to export: id -> {speaker (a corpus speaker), name, description, gender, language, and
+    # optionally transform: {pitch_semitones, pitch_range, formant_ratio} applied to that speaker}
     voices: dict = field(default_factory=dict)
     default_voice: str = ""
     # Rows in the speaker table: speakers that appear in the corpus later (a build still running) join on resume.
@@ -232,7 +234,8 @@ def validate(
         for k, v in parts.items():
             totals[k] = totals.get(k, 0.0) + v.item() * len(val_set[i : i + 8])
     record = {"step": step, "validation": {k: round(v / max(1, len(val_set)), 5) for k, v in totals.items()}}
-    voices = _voice_table(model, speakers, cfg)
+    unadapted = torch.from_numpy(identity())
+    voices = {vid: torch.cat([emb, unadapted]) for vid, emb in _voice_table(model, speakers, cfg).items()}
     streaming = TTSStreamingModel(model, voices, cfg.default_voice or next(iter(voices)))
     for j, text in enumerate(cfg.val_sentences):
         audio, _ = streaming.synthesize(text, SynthesisOptions(VoiceSpec(id=streaming.default_voice)))
@@ -270,10 +273,32 @@ def export(cfg: TTSTrainConfig, out_dir: str | os.PathLike) -> Path:
     tensors = {k: v.contiguous() for k, v in model.state_dict().items() if not k.startswith("speakers.")}
     metadata = {"config": json.dumps(model.cfg.to_dict()), "step": str(ckpt["step"])}
     save_file(tensors, out / "tts.safetensors", metadata=metadata)
-    table = _voice_table(model, ckpt["speakers"], cfg)
-    voices = []
-    for vid, emb in table.items():
-        meta = cfg.voices.get(vid, {"name": vid, "description": "", "gender": "", "language": "en"})
-        voices.append({"id": vid, **{k: v for k, v in meta.items() if k != "speaker"}, "embedding": emb.tolist()})
+    voices = _shipped_voices(cfg, _voice_table(model, ckpt["speakers"], cfg))
     (out / "voices.json").write_text(json.dumps({"default": cfg.default_voice or voices[0]["id"], "voices": voices}))
     return out
+
+
+def _shipped_voices(cfg: TTSTrainConfig, table: dict[str, torch.Tensor]) -> list[dict]:
+    """voices.json entries: each voice's embedding (speaker vector + adaptation) and metadata.
+
+    A voice with a `transform` is its speaker adapted by that transform (`sonare.tts.adapt.from_transform`),
+    so derived voices reuse the speaker with the most training data; a voice without one is its speaker as
+    trained, with its profile measured on its teacher audio (what cloning adapts from)."""
+    from sonare.voices.encoder import corpus_profile
+
+    profiles = {}
+    voices = []
+    for vid, emb in table.items():
+        meta = cfg.voices.get(vid, {"name": vid, "description": "", "gender": "", "language": "en", "speaker": vid})
+        speaker = meta.get("speaker", vid)
+        if speaker not in profiles:
+            profiles[speaker] = corpus_profile(cfg.manifests, speaker)
+        entry = {"id": vid, **{k: v for k, v in meta.items() if k not in ("speaker", "transform")}}
+        if "transform" in meta:
+            adaptation = from_transform(profiles[speaker].mean_lf0, **meta["transform"])
+        else:
+            adaptation = identity()
+            entry["profile"] = profiles[speaker].to_json()
+        entry["embedding"] = np.concatenate([emb.numpy(), adaptation]).tolist()
+        voices.append(entry)
+    return voices

@@ -43,10 +43,16 @@ def _say(args: argparse.Namespace) -> int:
     if not (args.output or args.raw or args.play):
         raise SystemExit("choose an output: -o FILE, --raw or --play")
     model = load_default(args.model_dir)
+    voice = VoiceSpec(id=args.voice)
+    if args.voice and args.voice not in model.voices:  # a cloned or mixed voice of the library
+        from sonare.voices.cli import open_library
+
+        stored = open_library(None, args.model_dir)[0].get(args.voice)
+        if stored is None:
+            raise SystemExit(f"error: no voice {args.voice!r} (see `sonare voices`)")
+        voice = VoiceSpec(id=stored.id, embedding=tuple(stored.embedding.tolist()))
     try:
-        options = SynthesisOptions(
-            voice=VoiceSpec(id=args.voice), language=args.language, speed=args.speed, volume=args.volume
-        )
+        options = SynthesisOptions(voice=voice, language=args.language, speed=args.speed, volume=args.volume)
         events = model.stream(pieces, options)
         player = subprocess.Popen(_player(model.sample_rate), stdin=subprocess.PIPE) if args.play else None
         kept = []

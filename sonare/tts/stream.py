@@ -27,6 +27,7 @@ from torch import Tensor
 from sonare.ssm import BatchState
 from sonare.text.inventory import BOS_ID, EOS_ID, SPACE_ID
 from sonare.tts.acoustic import HOP, SAMPLE_RATE
+from sonare.tts.adapt import ADAPTATION_DIM, adapt_frames
 from sonare.tts.messages import (
     AudioChunk,
     EndOfInput,
@@ -54,9 +55,10 @@ class _Mark:
 
 
 class TTSSession:
-    def __init__(self, options: SynthesisOptions, speaker: Tensor, language: str):
+    def __init__(self, options: SynthesisOptions, speaker: Tensor, adaptation: Tensor, language: str):
         self.options = options
-        self.speaker = speaker
+        self.speaker = speaker  # (d_speaker,) the decoder's conditioning
+        self.adaptation = adaptation  # (ADAPTATION_DIM,) frame transform of a cloned voice (`sonare.tts.adapt`)
         self.language = language
         self.text = ""  # received, not yet phonemised (an unfinished word)
         self.ids: collections.deque[tuple[int, int]] = collections.deque()  # (id, word) awaiting the encoder
@@ -186,14 +188,21 @@ class TTSStreamingModel:
             raise ValueError("speed must be between 0.5 and 2.0")
         if not 0.0 <= options.volume <= 2.0:
             raise ValueError("volume must be between 0 and 2")
-        return TTSSession(options, self.speaker_embedding(options), _espeak_language(options.language))
+        voice = self.voice_embedding(options)
+        d = self.model.cfg.d_speaker
+        return TTSSession(options, voice[:d], voice[d:], _espeak_language(options.language))
 
-    def speaker_embedding(self, options: SynthesisOptions) -> Tensor:
+    @property
+    def embedding_dim(self) -> int:
+        """Numbers in a voice embedding: the speaker vector, then the adaptation (`sonare.tts.adapt`)."""
+        return self.model.cfg.d_speaker + ADAPTATION_DIM
+
+    def voice_embedding(self, options: SynthesisOptions) -> Tensor:
         voice = options.voice
         if voice.embedding is not None:
             emb = torch.tensor(voice.embedding, dtype=torch.float32)
-            if emb.shape != (self.model.cfg.d_speaker,):
-                raise ValueError(f"voice embeddings have {self.model.cfg.d_speaker} numbers, got {len(emb)}")
+            if emb.shape != (self.embedding_dim,):
+                raise ValueError(f"voice embeddings have {self.embedding_dim} numbers, got {len(emb)}")
             if not torch.isfinite(emb).all():
                 raise ValueError("voice embedding has non-finite values")
             return emb
@@ -314,6 +323,7 @@ class TTSStreamingModel:
         out, new = self.model.decoder(cond, self._speakers(sessions, rows), dec.gather(idx), lengths)
         dec.scatter_(idx, new)
         frames = self.model.denormalize(out)  # (R, F, FRAME_DIM)
+        frames = adapt_frames(frames, torch.stack([sessions[i].adaptation for i in rows]))
 
         vstate = voc.gather(idx)
         pcm = []

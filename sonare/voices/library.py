@@ -1,7 +1,7 @@
 """The voice library: the TTS model's built-in voices plus voices stored in SQLite.
 
 Stored voices live in `voices.sqlite3` in the data directory, their speaker embedding as a float32
-blob, so cloning, mixing and editing only add rows or change them. Voice ids are opaque strings
+blob, so cloning, mixing and editing only add, change or remove rows. Voice ids are opaque strings
 (UUIDs for stored voices): they are looked up, never used to build a path. Listing order is stable
 (built-ins in the model's order, then stored voices oldest first), which is what makes id cursors
 (`starting_after`, `ending_before`) page correctly.
@@ -68,6 +68,10 @@ class UnknownCursor(KeyError):
     """A paging cursor names no voice."""
 
 
+class BuiltinVoice(PermissionError):
+    """Built-in voices belong to the model: they cannot be changed or deleted."""
+
+
 class VoiceLibrary:
     def __init__(self, path: Path, builtins: Sequence[Mapping[str, Any]] = ()):
         self._builtins = [_builtin(v) for v in builtins]
@@ -122,6 +126,26 @@ class VoiceLibrary:
         voice = self.get(voice_id)
         assert voice is not None
         return voice
+
+    def update(
+        self, voice_id: str, name: str | None = None, description: str | None = None, gender: str | None = None
+    ) -> Voice | None:
+        """Change a stored voice's metadata (None: keep); the updated voice, or None if no stored voice has the id."""
+        if voice_id in self._builtin_index:
+            raise BuiltinVoice(voice_id)
+        changes = {k: v for k, v in (("name", name), ("description", description), ("gender", gender)) if v is not None}
+        if changes:
+            assignments = ", ".join(f"{column} = ?" for column in changes)  # column names from the literal above
+            with self._lock:
+                self._db.execute(f"UPDATE voices SET {assignments} WHERE id = ?", (*changes.values(), voice_id))
+        return self.get(voice_id)
+
+    def delete(self, voice_id: str) -> bool:
+        """Remove a stored voice; False if no stored voice has the id."""
+        if voice_id in self._builtin_index:
+            raise BuiltinVoice(voice_id)
+        with self._lock:
+            return self._db.execute("DELETE FROM voices WHERE id = ?", (voice_id,)).rowcount > 0
 
     def page(
         self,
