@@ -40,7 +40,8 @@ from sonare.tts.messages import (
 from sonare.tts.model import TTSModel, frame_features
 from sonare.tts.vocoder import HarmonicNoiseVocoder
 
-FRAMES_PER_STEP = 4  # 46 ms of audio per engine step: small enough for first audio, large enough to batch
+FRAMES_PER_STEP = 16  # 186 ms of audio per step: per-op overhead, not arithmetic, bounds a step, so first audio
+# costs the same as with 4 frames (measured: 17-29 ms either way) while the real-time factor falls from 0.26 to 0.10
 MAX_IDS_PER_STEP = 96  # a pasted paragraph is encoded over several steps instead of stalling other streams
 MAX_TEXT_CHARS = 100_000  # per stream, not yet spoken
 
@@ -325,15 +326,8 @@ class TTSStreamingModel:
         frames = self.model.denormalize(out)  # (R, F, FRAME_DIM)
         frames = adapt_frames(frames, torch.stack([sessions[i].adaptation for i in rows]))
 
-        vstate = voc.gather(idx)
-        pcm = []
-        for f in range(max(take)):
-            live = lengths > f  # rows with fewer frames keep their vocoder state
-            chunk, stepped = self.vocoder.step(frames[:, f], vstate)
-            vstate = BatchState({name: torch.where(_rows(live, v), stepped[name], v) for name, v in vstate.items()})
-            pcm.append(chunk)
+        audio, vstate = self.vocoder.run(frames, voc.gather(idx), lengths)
         voc.scatter_(idx, vstate)
-        audio = torch.cat(pcm, dim=1)
         now = time.monotonic()
         for r, (i, n) in enumerate(zip(rows, take, strict=True)):
             s = sessions[i]
@@ -389,11 +383,6 @@ class TTSStreamingModel:
             elif isinstance(event, WordTimestamps):
                 stamps.append(event)
         return (np.concatenate(audio) if audio else np.zeros(0, np.float32)), stamps
-
-
-def _rows(mask: Tensor, like: Tensor) -> Tensor:
-    """A (B,) row mask shaped to broadcast against `like` (B, ...)."""
-    return mask.view(-1, *([1] * (like.dim() - 1)))
 
 
 def _espeak_language(language: str) -> str:

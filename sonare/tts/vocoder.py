@@ -41,7 +41,6 @@ class HarmonicNoiseVocoder:
         self._ramp = torch.arange(1, hop + 1, dtype=dtype) / hop  # interpolation weights within a hop
         # 12 s of noise at 22.05 kHz: far longer than any pattern an ear could pick out of shaped aspiration
         self._noise = torch.randn(NOISE_TABLE, generator=torch.Generator().manual_seed(0), dtype=dtype)
-        self._hop_index = torch.arange(hop)
 
     def state_shapes(self) -> dict[str, tuple[int, ...]]:
         return {"phase": (1,), "f0": (1,), "excitation": (2, self.hop), "tail": (self.hop,), "noise_at": (1,)}
@@ -49,51 +48,63 @@ class HarmonicNoiseVocoder:
     def new_state(self, batch: int) -> BatchState:
         return zeros_state(self.state_shapes(), batch, dtype=self._window.dtype)
 
-    def step(self, frames: Tensor, state: BatchState) -> tuple[Tensor, BatchState]:
-        """frames: (B, FRAME_DIM) -> pcm: (B, HOP) and the next state."""
-        log_f0, voiced = frames[:, 0], frames[:, 1].clamp(0, 1)
-        log_env, log_ap = frames[:, 2 : 2 + N_ENV], frames[:, 2 + N_ENV :]
+    def run(self, frames: Tensor, state: BatchState, lengths: Tensor | None = None) -> tuple[Tensor, BatchState]:
+        """frames: (B, F, FRAME_DIM), lengths (B,) valid frames per row (default: all) -> pcm (B, F·HOP) and the
+        state after each row's last valid frame. All F frames render at once: per-op overhead, not arithmetic,
+        is what a step costs on a CPU, so one pass over F frames costs about as much as one frame."""
+        bsz, n, _ = frames.shape
+        log_f0, voiced = frames[..., 0], frames[..., 1].clamp(0, 1)  # (B, F)
+        log_env, log_ap = frames[..., 2 : 2 + N_ENV], frames[..., 2 + N_ENV :]
         f0 = log_f0.exp().clamp(30.0, self.sample_rate / 4)
 
-        # Excitation for this hop: f0 glides from the last frame's value (or starts at this one).
-        prev_f0 = torch.where(state["f0"][:, 0] > 0, state["f0"][:, 0], f0)
-        f0_t = prev_f0[:, None] + (f0 - prev_f0)[:, None] * self._ramp  # (B, HOP)
-        phase_t = state["phase"] + torch.cumsum(2 * math.pi * f0_t / self.sample_rate, dim=1)
+        # Excitation: within each hop f0 glides from the previous frame's value (the first from the state's).
+        prev_f0 = torch.cat([torch.where(state["f0"] > 0, state["f0"], f0[:, :1]), f0[:, :-1]], dim=1)
+        f0_t = prev_f0[..., None] + (f0 - prev_f0)[..., None] * self._ramp  # (B, F, HOP)
+        # Accumulated in float64 and wrapped: float32 loses the phase of high harmonics over a long chunk.
+        increments = (2 * math.pi * f0_t.double() / self.sample_rate).reshape(bsz, n * self.hop)
+        phase_t = torch.remainder(state["phase"].double() + torch.cumsum(increments, dim=1), 2 * math.pi)
+        phase_t = phase_t.to(frames.dtype).reshape(bsz, n, self.hop)
         pulses = _band_limited_pulses(phase_t, torch.floor(self.sample_rate / 2 / f0_t))
         at = state["noise_at"].long()  # (B, 1)
-        noise = self._noise[(at + self._hop_index) % NOISE_TABLE]
-        excitation = torch.stack([pulses, noise], dim=1)  # (B, 2, HOP)
+        noise = self._noise[(at + torch.arange(n * self.hop)) % NOISE_TABLE].reshape(bsz, n, self.hop)
+        excitation = torch.stack([pulses, noise], dim=2)  # (B, F, 2, HOP)
 
-        grains = torch.cat([state["excitation"], excitation], dim=2) * self._window  # (B, 2, 2·HOP)
-        spectra = torch.fft.rfft(grains)  # (B, 2, HOP+1)
-        envelope = (log_env @ self._env_to_bins).exp()  # power, (B, HOP+1)
+        # Grain j spans hops j-1 and j; the hop before the first comes from the state.
+        previous = torch.cat([state["excitation"][:, None], excitation[:, :-1]], dim=1)
+        grains = torch.cat([previous, excitation], dim=3) * self._window  # (B, F, 2, 2·HOP)
+        spectra = torch.fft.rfft(grains)  # (B, F, 2, HOP+1)
+        envelope = (log_env @ self._env_to_bins).exp()  # power, (B, F, HOP+1)
         aperiodic = (log_ap @ self._ap_to_bins).exp().clamp(0, 1)
-        aperiodic = voiced[:, None] * aperiodic + (1 - voiced[:, None])  # unvoiced frames are all noise
-        periodic_gain = 2 * (envelope * f0[:, None] / self.sample_rate * (1 - aperiodic)).sqrt()
+        aperiodic = voiced[..., None] * aperiodic + (1 - voiced[..., None])  # unvoiced frames are all noise
+        periodic_gain = 2 * (envelope * f0[..., None] / self.sample_rate * (1 - aperiodic)).sqrt()
         noise_gain = (envelope * aperiodic).sqrt()
-        shaped = spectra[:, 0] * _minimum_phase(periodic_gain) + spectra[:, 1] * noise_gain
-        grain = torch.fft.irfft(shaped, n=2 * self.hop) * self._window  # (B, 2·HOP)
+        shaped = spectra[:, :, 0] * _minimum_phase(periodic_gain) + spectra[:, :, 1] * noise_gain
+        grain = torch.fft.irfft(shaped, n=2 * self.hop) * self._window  # (B, F, 2·HOP)
 
-        pcm = state["tail"] + grain[:, : self.hop]
+        tails = torch.cat([state["tail"][:, None], grain[:, :-1, self.hop :]], dim=1)
+        pcm = (tails + grain[:, :, : self.hop]).reshape(bsz, n * self.hop)
+
+        last = (torch.full((bsz,), n) if lengths is None else lengths) - 1  # (B,) each row's last valid frame
+        rows = torch.arange(bsz)
+        valid = (last >= 0)[:, None]
+        last = last.clamp(min=0)
+        consumed = ((last + 1) * self.hop)[:, None]
+        phase_end = phase_t[rows, last, -1:]
         next_state = BatchState(
             {
-                "phase": torch.remainder(phase_t[:, -1:], 2 * math.pi),
-                "f0": f0[:, None],
-                "excitation": excitation,
-                "tail": grain[:, self.hop :],
-                "noise_at": ((at + self.hop) % NOISE_TABLE).to(frames.dtype),
+                "phase": torch.where(valid, phase_end, state["phase"]),
+                "f0": torch.where(valid, f0[rows, last][:, None], state["f0"]),
+                "excitation": torch.where(valid[..., None], excitation[rows, last], state["excitation"]),
+                "tail": torch.where(valid, grain[rows, last, self.hop :], state["tail"]),
+                "noise_at": torch.where(valid, ((at + consumed) % NOISE_TABLE).to(frames.dtype), state["noise_at"]),
             }
         )
         return pcm, next_state
 
     def render(self, frames: Tensor) -> Tensor:
-        """Offline convenience: frames (T, FRAME_DIM) -> pcm (T·HOP,), streamed frame by frame."""
-        state = self.new_state(1)
-        out = []
-        for frame in frames:
-            pcm, state = self.step(frame[None], state)
-            out.append(pcm[0])
-        return torch.cat(out) if out else torch.zeros(0)
+        """Offline convenience: frames (T, FRAME_DIM) -> pcm (T·HOP,)."""
+        pcm, _ = self.run(frames[None], self.new_state(1))
+        return pcm[0]
 
 
 def _band_limited_pulses(phase: Tensor, harmonics: Tensor) -> Tensor:
@@ -106,7 +117,7 @@ def _band_limited_pulses(phase: Tensor, harmonics: Tensor) -> Tensor:
 
 
 def _minimum_phase(gain: Tensor) -> Tensor:
-    """The minimum-phase response with magnitude `gain` (B, F), by folding the real cepstrum.
+    """The minimum-phase response with magnitude `gain` (..., bins), by folding the real cepstrum.
 
     Voiced speech is shaped by a causal vocal tract; a zero-phase filter would make symmetric, buzzy pulses.
     """
