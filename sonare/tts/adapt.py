@@ -8,10 +8,9 @@ table) followed by ADAPTATION_DIM numbers that transform the decoder's frames be
     [2]              range      log of the scale of log-F0 excursions      (0: unchanged)
     [3]              warp       log of the formant frequency ratio         (0: unchanged; > 0 a shorter tract)
     [4 : 4+N_ENV]    envelope   added to the warped log envelope           (0: unchanged)
-    [4+N_ENV : ]     aperiodic  added to the log aperiodicity              (0: unchanged)
 
-These are the dimensions along which speakers differ in a source-filter description (pitch level and
-liveliness, vocal-tract length, timbre and spectral tilt, breathiness), so the same small set of numbers
+These are the dimensions along which speakers differ most in a source-filter description (pitch level and
+liveliness, vocal-tract length, timbre and spectral tilt), so the same small set of numbers
 describes any speaker, heard or not; `sonare.voices.encoder` measures them from a clip. A built-in voice's
 adaptation is all zeros. Every part is linear in the numbers, so a weighted mix of embeddings is a voice
 between its parts.
@@ -23,12 +22,11 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from sonare.tts.acoustic import LOG_AP_FLOOR, N_AP, N_ENV, hz_to_mel, mel_points
+from sonare.tts.acoustic import N_ENV, hz_to_mel, mel_points
 
 PIVOT, SHIFT, RANGE, WARP = 0, 1, 2, 3
 ENVELOPE = slice(4, 4 + N_ENV)
-APERIODIC = slice(4 + N_ENV, 4 + N_ENV + N_AP)
-ADAPTATION_DIM = 4 + N_ENV + N_AP
+ADAPTATION_DIM = 4 + N_ENV
 
 _MEL_POINTS = mel_points(N_ENV)
 _MEL_TOP = float(hz_to_mel(_MEL_POINTS[-1]))
@@ -77,5 +75,4 @@ def adapt_frames(frames: Tensor, adaptation: Tensor) -> Tensor:
     lf0 = frames[..., :1]
     lf0 = lf0 + a[..., SHIFT : SHIFT + 1] + (lf0 - a[..., PIVOT : PIVOT + 1]) * (a[..., RANGE : RANGE + 1].exp() - 1)
     env = warp_envelope(frames[..., 2 : 2 + N_ENV], adaptation[:, WARP]) + a[..., ENVELOPE]
-    ap = (frames[..., 2 + N_ENV :] + a[..., APERIODIC]).clamp(LOG_AP_FLOOR, 0.0)
-    return torch.cat([lf0, frames[..., 1:2], env, ap], dim=-1)
+    return torch.cat([lf0, frames[..., 1:2], env, frames[..., 2 + N_ENV :]], dim=-1)
