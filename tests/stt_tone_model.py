@@ -24,6 +24,7 @@ from sonare.stt.messages import (
     Finalized,
     RecognitionOptions,
     Transcript,
+    TurnConfig,
     TurnEvent,
     Word,
 )
@@ -70,6 +71,8 @@ class ToneSession:
             self.items.append(samples)
         elif isinstance(item, Finalize | EndOfAudio):
             self.items.append(item)
+        elif isinstance(item, TurnConfig):
+            self.turn_settings = item.settings  # the tone model's turns follow fixed frame counts
         else:
             raise ValueError(f"unexpected input {type(item).__name__}")
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from server_harness import ALTO, start_server
 
 from sonare.server.errors import ApiError
-from sonare.server.stt_request import audio_params, check_turn_settings
+from sonare.server.stt_request import audio_params, turn_settings
 from sonare.server.tts_request import parse_control, parse_settings
 
 json_values = st.recursive(
@@ -76,7 +76,7 @@ def test_tts_message_parsing_accepts_or_refuses_cleanly(message):
 def test_stt_query_parsing_accepts_or_refuses_cleanly(query):
     try:
         audio_params(query)
-        check_turn_settings(query)
+        turn_settings(query)
     except ApiError as exc:
         assert exc.status == 400 and exc.message
 

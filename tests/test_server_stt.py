@@ -92,8 +92,13 @@ def test_turns_socket_reports_turns_with_cumulative_transcripts(server):
         assert json.loads(ws.recv(timeout=5))["type"] == "connected"
         ws.send(s16(audio))
         ws.send(json.dumps({"type": "config", "turn": {"end_threshold": 0.3}}))
+        ws.send(json.dumps({"type": "config", "turn": {"end_threshold": 0.9}}))  # out of range: refused
+        ws.send(json.dumps({"type": "config", "turn": {"eager_end_threshold": 0.3, "end_threshold": 0.35}}))
         ws.send(json.dumps({"type": "close"}))
         messages = until_closed(ws)
+    errors = [m for m in messages if m["type"] == "error"]
+    assert len(errors) == 2 and "end_threshold" in errors[0]["message"] and "start > eager_end" in errors[1]["message"]
+    messages = [m for m in messages if m["type"] != "error"]  # the session went on
     kinds = [m["type"] for m in messages]
     assert kinds[0] == "turn.start"
     ends = [m["transcript"] for m in messages if m["type"] == "turn.end"]

@@ -86,6 +86,25 @@ def test_tracker_events_follow_the_probabilities():
     assert not tracker.close()
 
 
+def test_client_settings_move_the_tracker_thresholds_in_the_api_direction():
+    from sonare.stt.messages import TurnSettings
+
+    frames = [(0.0, 0.9)] * 3 + [(0.65, 0.1)] * 3
+    default = TurnTracker(eager_threshold=0.5, end_threshold=0.8)
+    assert [default.push(e, s) for e, s in frames][-3:] == ["eager_end", None, None]
+    # API end threshold 0.4 bounds P(the turn goes on): the turn ends once P(end) >= 0.6
+    eager_client = TurnTracker(eager_threshold=0.5, end_threshold=0.8)
+    eager_client.configure(TurnSettings(eager_end_threshold=0.5, end_threshold=0.4))
+    assert [eager_client.push(e, s) for e, s in frames][-3:] == ["end", None, None]
+    # a speech threshold above the head's 0.9 never starts a turn; a short timeout ends one on silence alone
+    strict = TurnTracker()
+    strict.configure(TurnSettings(start_threshold=0.95))
+    assert all(strict.push(e, s) is None for e, s in frames)
+    timed = TurnTracker(eager_threshold=0.99, end_threshold=0.99)
+    timed.configure(TurnSettings(end_timeout_s=0.08))
+    assert [timed.push(e, s) for e, s in frames] == [None, "start", None, None, "end", None]
+
+
 def test_turn_fires_at_each_end():
     probs = np.array([[0.0, 0.9]] * 3 + [[0.95, 0.0]] + [[0.0, 0.9]] * 3 + [[0.95, 0.0]])
     assert turn_fires(probs, 0.5, 0.8) == [frame_time(3), frame_time(7)]

@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from sonare.server.audio_in import INPUT_ENCODINGS, MAX_RATE, MIN_RATE
 from sonare.server.errors import invalid
+from sonare.stt.messages import TurnSettings
 
 # Ranges of the turn-detection settings clients may send (the Cartesia API's documented bounds).
 TURN_RANGES = {
@@ -44,13 +46,14 @@ def audio_params(query: Mapping[str, str]) -> AudioParams:
     return AudioParams(encoding, int(rate_text), language_code(query.get("language")))
 
 
-def check_ranges(query: Mapping[str, str], ranges: Mapping[str, tuple[float, float]]) -> dict[str, float]:
+def check_ranges(query: Mapping[str, Any], ranges: Mapping[str, tuple[float, float]]) -> dict[str, float]:
     values = {}
     for name, (low, high) in ranges.items():
         if name in query:
+            raw = query[name]
             try:
-                value = float(query[name])
-            except ValueError:
+                value = math.nan if isinstance(raw, bool) else float(raw)
+            except (TypeError, ValueError):
                 value = math.nan
             if not low <= value <= high:
                 raise invalid(f"{name} must be a number between {low:g} and {high:g}")
@@ -58,11 +61,19 @@ def check_ranges(query: Mapping[str, str], ranges: Mapping[str, tuple[float, flo
     return values
 
 
-def check_turn_settings(query: Mapping[str, str]) -> None:
-    """Turn thresholds must be in range and ordered start > eager_end > end."""
+def turn_settings(query: Mapping[str, Any]) -> TurnSettings:
+    """A client's turn settings (query parameters, or a config message's `turn` object with the `turn_` prefix
+    added): each in range, and start > eager_end > end, the absent ones taken at the API's defaults."""
     values = check_ranges(query, TURN_RANGES)
     start = values.get("turn_start_threshold", 0.8)
     eager = values.get("turn_eager_end_threshold", 0.4)
     end = values.get("turn_end_threshold", 0.2)
     if not start > eager > end:
         raise invalid("turn thresholds must satisfy start > eager_end > end")
+    timeout = values.get("turn_end_timeout_ms")
+    return TurnSettings(
+        values.get("turn_start_threshold"),
+        values.get("turn_eager_end_threshold"),
+        values.get("turn_end_threshold"),
+        None if timeout is None else timeout / 1000,
+    )

@@ -21,13 +21,21 @@ from sonare.server import errors
 from sonare.server.audio_in import PcmDecoder
 from sonare.server.errors import ApiError, invalid, request_id_of
 from sonare.server.service import Service, stream_error
-from sonare.server.stt_request import VAD_RANGES, AudioParams, audio_params, check_ranges, check_turn_settings
+from sonare.server.stt_request import VAD_RANGES, AudioParams, audio_params, check_ranges, turn_settings
 from sonare.server.ws import accept
-from sonare.stt.messages import AudioIn, EndOfAudio, Finalize, Finalized, RecognitionOptions, Transcript, TurnEvent
+from sonare.stt.messages import (
+    AudioIn,
+    EndOfAudio,
+    Finalize,
+    Finalized,
+    RecognitionOptions,
+    Transcript,
+    TurnConfig,
+    TurnEvent,
+    TurnSettings,
+)
 
 log = logging.getLogger(__name__)
-
-NO_INPUT = object()  # a command understood that needs nothing from the model
 
 
 def close_code(status: int) -> int:
@@ -48,8 +56,10 @@ class SttSocket:
 
     # -- what differs between the two protocols -----------------------------------------------------------
 
-    def validate(self, query: dict[str, str]) -> None:
+    def turn_options(self, query: dict[str, str]) -> TurnSettings:
+        """The session's turn settings from the query (this route takes VAD-style options, checked, unused)."""
         check_ranges(query, VAD_RANGES)
+        return TurnSettings()
 
     async def opened(self) -> None:
         """Sent once the stream is admitted."""
@@ -96,8 +106,8 @@ class SttSocket:
         self.service.require_model("stt")
         query = dict(self.ws.query_params)
         self.params = audio_params(query)
-        self.validate(query)
-        options = RecognitionOptions(sample_rate=self.params.sample_rate, language=self.params.language)
+        turn = self.turn_options(query)
+        options = RecognitionOptions(self.params.sample_rate, self.params.language, turn=turn)
         return self.service.open_stream("stt", options)
 
     async def _receive(self, stream: Stream) -> None:
@@ -122,14 +132,17 @@ class SttSocket:
                     stream.push(AudioIn(samples))
                     received.inc(len(samples) / self.params.sample_rate)
                 continue
-            item = self.command(message.get("text") or "")
+            try:
+                item = self.command(message.get("text") or "")
+            except ApiError as exc:  # a well-formed command with bad values: report it, keep the session
+                await self.send(errors.event(exc, self.request_id, done=False))
+                continue
             if item is None:
                 error = invalid("unknown command; send binary audio, 'finalize' or 'close'")
                 await self.send(errors.event(error, self.request_id, done=False))
                 continue
-            if item is not NO_INPUT:
-                stream.push(item)
-                ended = isinstance(item, EndOfAudio)
+            stream.push(item)
+            ended = isinstance(item, EndOfAudio)
 
     async def _forward(self, stream: Stream) -> None:
         try:
@@ -182,8 +195,8 @@ class TurnsSocket(SttSocket):
     def turn_text(self) -> str:
         return self.committed + self.interim
 
-    def validate(self, query: dict[str, str]) -> None:
-        check_turn_settings(query)
+    def turn_options(self, query: dict[str, str]) -> TurnSettings:
+        return turn_settings(query)
 
     async def opened(self) -> None:
         await self.send({"type": "connected", "request_id": self.request_id})
@@ -195,9 +208,10 @@ class TurnsSocket(SttSocket):
             return None
         kind = message.get("type") if isinstance(message, dict) else None
         if kind == "config":
-            # Turn settings can change mid-session in the API; this model's thresholds are fixed at open.
-            log.info("ignoring a turn config update: thresholds are fixed for the session")
-            return NO_INPUT
+            turn = message.get("turn")
+            if not isinstance(turn, dict):
+                raise invalid("config needs a 'turn' object of settings")
+            return TurnConfig(turn_settings({f"turn_{key}": value for key, value in turn.items()}))
         return {"close": EndOfAudio(), "finalize": Finalize()}.get(kind)
 
     async def on_event(self, event: Any) -> None:

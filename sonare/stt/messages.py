@@ -9,10 +9,25 @@ import numpy as np
 
 
 @dataclass(frozen=True)
+class TurnSettings:
+    """A client's turn-detection settings, in the API's terms; None keeps the model's tuned value.
+
+    The API's eager-end and end thresholds bound the probability that the turn goes on (start > eager_end >
+    end), the complement of what the turn head predicts: a turn ends once P(end) >= 1 - end_threshold.
+    """
+
+    start_threshold: float | None = None  # speech probability at which a frame counts as speech
+    eager_end_threshold: float | None = None
+    end_threshold: float | None = None
+    end_timeout_s: float | None = None  # a silence this long ends the turn whatever the head says
+
+
+@dataclass(frozen=True)
 class RecognitionOptions:
     sample_rate: int = 16000  # of the audio the client sends, 8000-48000
     language: str = "en"
     turn_detection: bool = True  # emit TurnEvent and finalize turns on the model's end-of-turn decision
+    turn: TurnSettings = field(default_factory=TurnSettings)
 
 
 # -- inputs -------------------------------------------------------------------------------------------------
@@ -26,6 +41,13 @@ class AudioIn:
 @dataclass(frozen=True)
 class Finalize:
     """The client asks for a final transcript of everything heard so far."""
+
+
+@dataclass(frozen=True)
+class TurnConfig:
+    """New turn settings mid-session; they apply from the next frame."""
+
+    settings: TurnSettings
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from sonare.stt.messages import (
     Finalized,
     RecognitionOptions,
     Transcript,
+    TurnConfig,
     TurnEvent,
 )
 from sonare.stt.model import SUBSAMPLING, TURN_END, TURN_SPEECH, STTModel, frame_time, heard_seconds
@@ -66,6 +67,7 @@ class STTSession:
         self.marks: collections.deque[_Mark] = collections.deque()
         self.decoder = GreedyDecoder()
         self.turns = TurnTracker(eager_threshold, end_threshold)
+        self.turns.configure(options.turn)
         self.segment_start = 0.0
         self.partial = ""
         self.ended = False
@@ -80,6 +82,8 @@ class STTSession:
             if samples.ndim != 1:
                 raise ValueError("audio must be mono")
             self._hear(self.resampler.process(samples))
+        elif isinstance(item, TurnConfig):
+            self.turns.configure(item.settings)
         elif isinstance(item, Finalize):
             self.marks.append(_Mark(self.frames_received, end=False))
         elif isinstance(item, EndOfAudio):
