@@ -43,6 +43,9 @@ from sonare.tts.vocoder import HarmonicNoiseVocoder
 FRAMES_PER_STEP = 16  # 186 ms of audio per step: per-op overhead, not arithmetic, bounds a step, so first audio
 # costs the same as with 4 frames (measured: 17-29 ms either way) while the real-time factor falls from 0.26 to 0.10
 MAX_IDS_PER_STEP = 96  # a pasted paragraph is encoded over several steps instead of stalling other streams
+# A stream's first encoder pass takes only this many ids: BOS, the look-ahead and about 8 phonemes, several
+# steps' worth of frames. First audio then waits for neither the rest of the sentence nor a look-ahead release.
+FIRST_PASS_IDS = 12
 MAX_TEXT_CHARS = 100_000  # per stream, not yet spoken
 
 
@@ -134,7 +137,7 @@ class TTSSession:
     def encodable(self) -> int:
         """How many queued ids the next encoder pass may take: never past the next mark, so a flush's
         look-ahead release can run on the state exactly at the mark."""
-        n = min(len(self.ids), MAX_IDS_PER_STEP)
+        n = min(len(self.ids), MAX_IDS_PER_STEP if self.n_encoded else FIRST_PASS_IDS)
         for mark in self.marks:
             if mark.after_ids > self.n_encoded:
                 return min(n, mark.after_ids - self.n_encoded)
