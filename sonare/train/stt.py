@@ -370,18 +370,22 @@ def validate(model: STTModel, val_sets: dict[str, list[Utterance]], cfg: STTTrai
         if turns:
             curve = turn_curve([u for u, _ in turns], [o for _, o in turns])
             end = best_operating_point(curve, cfg.max_false_cutoff)
+            if end is None:  # no setting within the budget: the one that cuts people off least
+                end = min(curve, key=lambda t: (curve[t].false_cutoff_rate, -t))
             eager = best_operating_point(curve, EAGER_FALSE_CUTOFF)
-            if end is not None:
-                eager = min(eager if eager is not None else end, end)
-                result["thresholds"] = {"eager_threshold": eager, "end_threshold": end}
-                result["turns"] = {k: round(v, 4) for k, v in curve[end].as_dict().items()}
+            eager = min(eager if eager is not None else end, end)
+            result["thresholds"] = {"eager_threshold": eager, "end_threshold": end}
+            result["turns"] = {k: round(v, 4) for k, v in curve[end].as_dict().items()}
         record[name] = result
     print(f"step {step}: " + json.dumps({k: v for k, v in record.items() if k != "step"}))
     return record
 
 
 def export(cfg: STTTrainConfig, out_dir: str | os.PathLike) -> Path:
-    """Write `stt.safetensors` (weights; config and turn thresholds in metadata) from the best checkpoint."""
+    """Write `stt.safetensors` (weights; config and turn thresholds in metadata) from the best checkpoint.
+
+    The turn thresholds are tuned here, for exactly these weights, on the held-back training conversations
+    (never the held-out split); without any, the tracker's defaults are kept."""
     from safetensors.torch import save_file
 
     from sonare.stt.turns import EAGER_THRESHOLD, END_THRESHOLD
@@ -389,13 +393,19 @@ def export(cfg: STTTrainConfig, out_dir: str | os.PathLike) -> Path:
     run = Path(cfg.run_dir)
     ckpt = torch.load(run / "best.pt" if (run / "best.pt").exists() else run / "checkpoint.pt", weights_only=False)
     best = ckpt.get("best") or {}
+    model = STTModel(STTConfig(**ckpt["model_config"]))
+    model.load_state_dict(ckpt["model"])
+    _, val_sets = _load_data(cfg, run)
+    held_back = {"val": val_sets["val"]} if "val" in val_sets else {}
+    step = best.get("step", ckpt.get("step"))
+    thresholds = validate(model, held_back, cfg, step).get("val", {}).get("thresholds", {}) if held_back else {}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     metadata = {
         "config": json.dumps(ckpt["model_config"]),
-        "step": str(best.get("step", ckpt.get("step"))),
-        "eager_threshold": str(best.get("eager_threshold", EAGER_THRESHOLD)),
-        "end_threshold": str(best.get("end_threshold", END_THRESHOLD)),
+        "step": str(step),
+        "eager_threshold": str(thresholds.get("eager_threshold", EAGER_THRESHOLD)),
+        "end_threshold": str(thresholds.get("end_threshold", END_THRESHOLD)),
     }
     save_file({k: v.contiguous() for k, v in ckpt["model"].items()}, out / "stt.safetensors", metadata=metadata)
     return out
