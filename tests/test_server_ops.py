@@ -310,3 +310,35 @@ def test_bench_drives_tts_and_stt_over_the_protocol(keyed, tmp_path):
     assert stt["succeeded"] == 3 and stt["final_s"]["max"] < 1.0
     refused = bench(BenchConfig(mode="tts", url=keyed.ws, sessions=1, concurrency=1))
     assert refused["succeeded"] == 0 and refused["errors"]
+
+
+def test_bench_sweep_finds_the_knee_and_writes_csv_and_plot(keyed, tmp_path, monkeypatch):
+    import csv
+
+    from sonare.server.bench import BenchConfig, sweep, write_csv, write_svg
+
+    cfg = BenchConfig(url=keyed.ws, api_key="key-one", mode="tts", text="one two three", voice=ALTO, word_interval_s=0)
+    result = sweep(cfg, [1, 2, 3], rounds=1)
+    assert [row["concurrency"] for row in result["levels"]] == [1, 2, 3]
+    assert [row["sessions"] for row in result["levels"]] == [1, 2, 3]
+    # text sent at once: the tone model keeps ahead of playback at every level
+    assert result["knee"] == 3
+    assert all("chunk_gap_s" in r and r["rtf"]["p50"] > 0 for r in result["levels"])
+    write_csv(result, tmp_path / "sweep.csv")
+    rows = list(csv.DictReader((tmp_path / "sweep.csv").read_text().splitlines()))
+    assert [int(r["concurrency"]) for r in rows] == [1, 2, 3] and float(rows[0]["first_p95"]) > 0
+    write_svg(result, tmp_path / "sweep.svg")
+    svg = (tmp_path / "sweep.svg").read_text()
+    assert svg.startswith("<svg") and svg.count("<polyline") == 2
+
+    # a level with a failure or an underrun ends the clean run: the knee is the level before it
+    from sonare.server import bench as bench_module
+
+    outcomes = iter([(1, 0), (2, 0), (2, 3), (8, 0)])  # (succeeded, underruns) at levels 1, 2, 4, 8
+
+    def fake(c: BenchConfig) -> dict:
+        succeeded, underruns = next(outcomes)
+        return {"sessions": c.sessions, "succeeded": min(succeeded, c.sessions), "underruns": underruns}
+
+    monkeypatch.setattr(bench_module, "bench", fake)
+    assert sweep(cfg, [1, 2, 4, 8], rounds=1)["knee"] == 2

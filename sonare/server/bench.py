@@ -4,18 +4,22 @@ TTS sessions send text word by word at a configurable rate (like an LLM's tokens
 `/tts/websocket` and play the audio back in simulated real time: time to first audio, and underruns
 (a chunk arriving after the playback buffer ran dry). STT sessions stream a clip in real time on
 `/stt/websocket`, then finalize: time to the first partial and finalize-to-final latency. Sessions run
-`--concurrency` at a time; the summary gives medians and percentiles.
+`--concurrency` at a time; the summary gives medians and percentiles, the gaps between audio chunks and
+the real-time factor (wall time over audio time, text pacing included). `sweep` repeats the run at rising
+concurrency and finds the knee: the highest level at which every session succeeds with no underrun.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import csv
 import json
 import statistics
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,6 +40,7 @@ class SessionResult:
     audio_s: float = 0.0
     wall_s: float = 0.0
     underruns: int = 0
+    gaps: list[float] = field(default_factory=list)  # TTS: seconds between consecutive audio chunks
 
 
 @dataclass
@@ -76,6 +81,7 @@ async def tts_session(cfg: BenchConfig) -> SessionResult:
 
         sender = asyncio.create_task(send_words())
         playback_ends = None  # when the simulated player runs out of audio
+        last_chunk = started
         async for raw in ws:
             frame = json.loads(raw)
             now = time.monotonic()
@@ -84,8 +90,11 @@ async def tts_session(cfg: BenchConfig) -> SessionResult:
                 if playback_ends is None:
                     result.first_output_s = now - started
                     playback_ends = now
-                elif now > playback_ends:
-                    result.underruns += 1
+                else:
+                    result.gaps.append(now - last_chunk)
+                    if now > playback_ends:
+                        result.underruns += 1
+                last_chunk = now
                 playback_ends = max(playback_ends, now) + seconds
                 result.audio_s += seconds
             elif frame["type"] == "error":
@@ -170,6 +179,12 @@ def summarise(results: list[SessionResult], wall_s: float) -> dict[str, Any]:
         "audio_s": round(sum(r.audio_s for r in ok), 3),
         "underruns": sum(r.underruns for r in ok),
     }
+    gaps = [g for r in ok for g in r.gaps]
+    if gaps:
+        summary["chunk_gap_s"] = percentiles(gaps)
+    rtf = [r.wall_s / r.audio_s for r in ok if r.audio_s > 0]
+    if rtf:
+        summary["rtf"] = percentiles(rtf)
     for name in ("first_output_s", "final_s"):
         values = [getattr(r, name) for r in ok if getattr(r, name) is not None]
         if values:
@@ -183,7 +198,13 @@ def percentiles(values: list[float]) -> dict[str, float]:
     def at(q: float) -> float:
         return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 4)
 
-    return {"p50": round(statistics.median(ordered), 4), "p90": at(0.9), "p99": at(0.99), "max": at(1.0)}
+    return {
+        "p50": round(statistics.median(ordered), 4),
+        "p90": at(0.9),
+        "p95": at(0.95),
+        "p99": at(0.99),
+        "max": at(1.0),
+    }
 
 
 def _auth(cfg: BenchConfig) -> dict[str, str]:
@@ -194,3 +215,91 @@ def bench(cfg: BenchConfig) -> dict[str, Any]:
     t0 = time.monotonic()
     results = asyncio.run(run(cfg))
     return summarise(results, time.monotonic() - t0)
+
+
+def sweep(cfg: BenchConfig, levels: list[int], rounds: int = 2) -> dict[str, Any]:
+    """The same load at each concurrency level (level x rounds sessions each); the knee is the highest level
+    before the first one with a failed session or an underrun."""
+    rows = []
+    for level in levels:
+        summary = bench(replace(cfg, concurrency=level, sessions=level * rounds))
+        rows.append({"concurrency": level, **summary})
+    knee = None
+    for row in rows:
+        if row["succeeded"] < row["sessions"] or row["underruns"]:
+            break
+        knee = row["concurrency"]
+    return {"mode": cfg.mode, "knee": knee, "levels": rows}
+
+
+CSV_COLUMNS = ("concurrency", "sessions", "succeeded", "underruns", "first_p50", "first_p95", "first_p99")
+CSV_COLUMNS += ("final_p50", "final_p95", "gap_p95", "rtf_p50")
+
+
+def csv_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    def get(row: dict, key: str, q: str) -> float | str:
+        return row.get(key, {}).get(q, "")
+
+    return [
+        {
+            "concurrency": row["concurrency"],
+            "sessions": row["sessions"],
+            "succeeded": row["succeeded"],
+            "underruns": row["underruns"],
+            "first_p50": get(row, "first_output_s", "p50"),
+            "first_p95": get(row, "first_output_s", "p95"),
+            "first_p99": get(row, "first_output_s", "p99"),
+            "final_p50": get(row, "final_s", "p50"),
+            "final_p95": get(row, "final_s", "p95"),
+            "gap_p95": get(row, "chunk_gap_s", "p95"),
+            "rtf_p50": get(row, "rtf", "p50"),
+        }
+        for row in result["levels"]
+    ]
+
+
+def write_csv(result: dict[str, Any], path: str | Path) -> None:
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        writer.writerows(csv_rows(result))
+
+
+def write_svg(result: dict[str, Any], path: str | Path) -> None:
+    """A plain SVG chart: first-output latency p50 and p95 (ms) against concurrency, the knee marked."""
+    rows = [r for r in csv_rows(result) if r["first_p50"] != ""]
+    width, height, pad = 640, 360, 50
+    levels = [r["concurrency"] for r in rows] or [1]
+    top = max([r["first_p95"] for r in rows] + [0.001]) * 1000 * 1.1
+
+    def x(level: float) -> float:
+        return pad + (level - min(levels)) / max(1, max(levels) - min(levels)) * (width - 2 * pad)
+
+    def y(ms: float) -> float:
+        return height - pad - ms / top * (height - 2 * pad)
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
+        'font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="black"/>',
+        f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="black"/>',
+        f'<text x="{width / 2}" y="{height - 12}" text-anchor="middle">concurrent sessions</text>',
+        f'<text x="14" y="{pad - 14}">first {"audio" if result["mode"] == "tts" else "partial"} (ms)</text>',
+        f'<text x="{pad - 6}" y="{y(top) + 4:.1f}" text-anchor="end">{top:.0f}</text>',
+    ]
+    for level in levels:
+        parts.append(f'<text x="{x(level):.1f}" y="{height - pad + 16}" text-anchor="middle">{level}</text>')
+    for key, colour in (("first_p50", "#1f77b4"), ("first_p95", "#d62728")):
+        points = " ".join(f"{x(r['concurrency']):.1f},{y(r[key] * 1000):.1f}" for r in rows)
+        parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        label_y = pad + (0 if key == "first_p50" else 16)
+        parts.append(f'<text x="{width - pad}" y="{label_y}" fill="{colour}" text-anchor="end">{key[6:]}</text>')
+    if result["knee"] is not None:
+        kx = x(result["knee"])
+        parts.append(
+            f'<line x1="{kx:.1f}" y1="{pad}" x2="{kx:.1f}" y2="{height - pad}" stroke="gray" stroke-dasharray="4"/>'
+        )
+        parts.append(f'<text x="{kx + 4:.1f}" y="{pad + 32}" fill="gray">knee ({result["knee"]})</text>')
+    parts.append("</svg>")
+    Path(path).write_text("\n".join(parts) + "\n")

@@ -35,7 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     b = subparsers.add_parser(
         "bench",
         help="load a running server over the real protocol, with real-time pacing",
-        description="Prints a JSON summary: time to first output and final latency percentiles, underruns.",
+        description="Prints a JSON summary: time to first output and final latency percentiles, underruns; "
+        "with --sweep, one summary per concurrency level and the knee.",
     )
     b.add_argument("--url", default="ws://127.0.0.1:8000", help="server WebSocket base URL")
     b.add_argument("--mode", choices=["tts", "stt"], default="tts")
@@ -47,6 +48,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     b.add_argument("--word-interval", type=float, default=0.05, help="seconds between TTS words")
     b.add_argument("--audio", help="STT clip (any format libsndfile reads)")
     b.add_argument("--sample-rate", type=int, default=16000)
+    b.add_argument("--sweep", help="comma-separated concurrency levels, e.g. 1,4,8,16,24: find the knee")
+    b.add_argument("--rounds", type=int, default=2, help="with --sweep: sessions per level = level x rounds")
+    b.add_argument("--csv", help="with --sweep: write one row per level here")
+    b.add_argument("--plot", help="with --sweep: write an SVG chart of first-output latency here")
     b.set_defaults(handler=run_bench)
 
 
@@ -68,7 +73,7 @@ def serve(args: argparse.Namespace) -> int:
 def run_bench(args: argparse.Namespace) -> int:
     import json
 
-    from sonare.server.bench import DEFAULT_TEXT, BenchConfig, bench
+    from sonare.server.bench import DEFAULT_TEXT, BenchConfig, bench, sweep, write_csv, write_svg
 
     clip = None
     if args.mode == "stt":
@@ -90,6 +95,19 @@ def run_bench(args: argparse.Namespace) -> int:
         word_interval_s=args.word_interval,
         clip=clip,
     )
+    if args.sweep:
+        try:
+            levels = sorted({int(v) for v in args.sweep.split(",")})
+        except ValueError:
+            print("sonare bench: --sweep takes comma-separated integers", file=sys.stderr)
+            return 2
+        result = sweep(config, levels, args.rounds)
+        if args.csv:
+            write_csv(result, args.csv)
+        if args.plot:
+            write_svg(result, args.plot)
+        print(json.dumps(result, indent=2))
+        return 0
     summary = bench(config)
     print(json.dumps(summary, indent=2))
     return 0 if summary["succeeded"] == summary["sessions"] else 1
