@@ -40,8 +40,11 @@ from sonare.tts.messages import (
 from sonare.tts.model import TTSModel, frame_features
 from sonare.tts.vocoder import HarmonicNoiseVocoder
 
-FRAMES_PER_STEP = 16  # 186 ms of audio per step: per-op overhead, not arithmetic, bounds a step, so first audio
-# costs the same as with 4 frames (measured: 17-29 ms either way) while the real-time factor falls from 0.26 to 0.10
+# Frames decoded per step: 32 (372 ms of audio). Per-op overhead, not arithmetic, bounds a step on a CPU, so
+# a bigger step costs little more and first audio hardly changes (about 15 ms either way, one stream): one
+# stream's real-time factor is 0.036 at 32 frames against 0.06 at 16 and 0.26 at 4, and the server keeps 16
+# streams in real time at 32 frames (8 at 16; `sonare bench --sweep`, docs/benchmarks.md).
+FRAMES_PER_STEP = 32
 MAX_IDS_PER_STEP = 96  # a pasted paragraph is encoded over several steps instead of stalling other streams
 # A stream's first encoder pass takes only this many ids: BOS, the look-ahead and about 8 phonemes, several
 # steps' worth of frames. First audio then waits for neither the rest of the sentence nor a look-ahead release.
