@@ -13,8 +13,10 @@ Resemblyzer embeds the cloned speech and every reference, and we report
   default   cosine(the default voice's speech, the reference): what cloning adds over not cloning
   ceiling   cosine(the clone clip itself, the reference): two recordings of one speaker
 
-plus the time to clone a 10 s clip (median and p90 over all clips, one thread) and, with --wer, the
-Whisper-base WER of every cloned voice against the default voice on the same sentences.
+plus `noisy`: the same-speaker similarity when the clip to clone from carries babble noise at 15 dB SNR; the
+time to clone a 10 s clip (median and p90 over all clips, one thread); first audio of a cloned voice against
+the default voice on the same short sentences (p50, one thread); and, with --wer, the Whisper-base WER of
+every cloned voice against the default voice on the same sentences.
 
     python benchmarks/clone_similarity.py [--corpus corpus/stt-bootstrap] [--wer] [--out FILE]
 """
@@ -33,6 +35,7 @@ import numpy as np
 import torch
 
 CLIP_SECONDS = 10.0
+NOISY_SNR_DB = 15.0
 SPEAKERS_PER_SECTION = {"heldout-joe-speakers": 4, "heldout-flite": 2, "heldout-espeak": 4}
 LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
 
@@ -99,9 +102,26 @@ def main() -> None:
     def speak(voice: VoiceSpec) -> list[np.ndarray]:
         return [tts.synthesize(s, SynthesisOptions(voice))[0] for s in sentences]
 
+    def first_audio_ms(voice: VoiceSpec) -> float:
+        """Median time to the first audio chunk over the sentences, one stream stepped directly."""
+        from sonare.tts.messages import AudioChunk, EndOfInput, TextPiece
+
+        times = []
+        for text in sentences * 3:
+            started = time.perf_counter()
+            session, state = tts.open(SynthesisOptions(voice)), tts.new_state(1)
+            session.push(TextPiece(text))
+            session.push(EndOfInput())
+            while not any(isinstance(e, AudioChunk) for e in tts.step(state, [session])[1][0]):
+                pass
+            times.append((time.perf_counter() - started) * 1000)
+        return statistics.median(times)
+
     default_audio = speak(VoiceSpec())
     default_emb = judge.embed(np.concatenate(default_audio), tts.sample_rate)
-    clone_ms, refs, clones, ceilings, spoken = [], {}, {}, {}, {}
+    from sonare.data.augment import add_noise
+
+    clone_ms, refs, clones, ceilings, spoken, noisy = [], {}, {}, {}, {}, {}
     for name, clips in speakers.items():
         clip_part, rest = take(clips, CLIP_SECONDS)
         ref_part, _ = take(rest, CLIP_SECONDS)
@@ -113,6 +133,9 @@ def main() -> None:
         refs[name] = judge.embed(*joined(ref_part))
         clones[name] = judge.embed(np.concatenate(spoken[name]), tts.sample_rate)
         ceilings[name] = cosine_similarity(judge.embed(clip, rate), refs[name])
+        noisy_clip = add_noise(clip, "babble", NOISY_SNR_DB, seed=0)
+        noisy_voice = VoiceSpec(embedding=tuple(encoder.embed(noisy_clip, rate).tolist()))
+        noisy[name] = judge.embed(np.concatenate(speak(noisy_voice)), tts.sample_rate)
 
     rows = {}
     for name in speakers:
@@ -124,6 +147,7 @@ def main() -> None:
             "margin_worst": round(same - max(others), 3),
             "default": round(cosine_similarity(default_emb, refs[name]), 3),
             "ceiling": round(ceilings[name], 3),
+            "noisy": round(cosine_similarity(noisy[name], refs[name]), 3),
         }
         print(f"{name:40s} " + "  ".join(f"{k} {v:.3f}" for k, v in rows[name].items()))
     summary = {k: round(statistics.mean(r[k] for r in rows.values()), 3) for k in next(iter(rows.values()))}
@@ -131,6 +155,9 @@ def main() -> None:
         "p50": round(statistics.median(clone_ms), 1),
         "p90": round(float(np.percentile(clone_ms, 90)), 1),
     }
+    cloned_voice = VoiceSpec(embedding=tuple(embedding.tolist()))  # the last speaker's clone
+    summary["first_audio_ms"] = {"default": round(first_audio_ms(VoiceSpec()), 1)}
+    summary["first_audio_ms"]["cloned"] = round(first_audio_ms(cloned_voice), 1)
     print(f"mean over {len(rows)} held-out speakers: {json.dumps(summary)}")
 
     if args.wer:

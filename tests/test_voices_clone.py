@@ -82,7 +82,7 @@ def test_the_formant_warp_of_a_transformed_base_voice_is_recovered(encoder, warp
     _, base = encoder.bases[0]
     envelope = warp_envelope(torch.tensor(base.envelope)[None, None], torch.tensor([warp]))[0, 0].numpy()
     tilt = np.linspace(0.0, -1.5, len(envelope))
-    profile = dataclasses.replace(base, envelope=tuple(envelope + tilt), mean_lf0=base.mean_lf0 + 0.2)
+    profile = dataclasses.replace(base, envelope=tuple(envelope + tilt), median_lf0=base.median_lf0 + 0.2)
     adaptation = encoder.adapt(profile)[-ADAPTATION_DIM:]
     assert adaptation[WARP] == pytest.approx(warp, abs=0.021)
     assert adaptation[SHIFT] == pytest.approx(0.2) and adaptation[RANGE] == pytest.approx(0.0)

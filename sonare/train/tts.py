@@ -295,7 +295,7 @@ def _shipped_voices(cfg: TTSTrainConfig, table: dict[str, torch.Tensor]) -> list
             profiles[speaker] = corpus_profile(cfg.manifests, speaker)
         entry = {"id": vid, **{k: v for k, v in meta.items() if k not in ("speaker", "transform")}}
         if "transform" in meta:
-            adaptation = from_transform(profiles[speaker].mean_lf0, **meta["transform"])
+            adaptation = from_transform(profiles[speaker].median_lf0, **meta["transform"])
         else:
             adaptation = identity()
             entry["profile"] = profiles[speaker].to_json()

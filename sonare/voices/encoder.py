@@ -62,8 +62,8 @@ class CloneError(ValueError):
 
 @dataclass(frozen=True)
 class VoiceProfile:
-    mean_lf0: float  # the median, in fact: robust to pitch-tracking errors
-    std_lf0: float  # half the 16-84 percentile spread
+    median_lf0: float  # over voiced frames: robust to pitch-tracking errors
+    spread_lf0: float  # half the 16-84 percentile spread
     envelope: tuple[float, ...]  # (N_ENV,) average log envelope of voiced frames
     bandwidth_hz: float  # the clip's Nyquist frequency: nothing above it was heard
 
@@ -73,8 +73,8 @@ class VoiceProfile:
     @staticmethod
     def from_json(data: Mapping[str, Any]) -> VoiceProfile:
         return VoiceProfile(
-            float(data["mean_lf0"]),
-            float(data["std_lf0"]),
+            float(data["median_lf0"]),
+            float(data["spread_lf0"]),
             tuple(float(x) for x in data["envelope"]),
             float(data["bandwidth_hz"]),
         )
@@ -180,11 +180,11 @@ class SpeakerEncoder:
         return self.adapt(measure(audio, sample_rate))
 
     def adapt(self, clip: VoiceProfile) -> np.ndarray:
-        embedding, base = min(self.bases, key=lambda b: abs(b[1].mean_lf0 - clip.mean_lf0))
+        embedding, base = min(self.bases, key=lambda b: abs(b[1].median_lf0 - clip.median_lf0))
         a = np.zeros(ADAPTATION_DIM, np.float32)
-        a[PIVOT] = base.mean_lf0
-        a[SHIFT] = clip.mean_lf0 - base.mean_lf0
-        a[RANGE] = np.clip(np.log(max(clip.std_lf0, 1e-3) / max(base.std_lf0, 1e-3)), -RANGE_LIMIT, RANGE_LIMIT)
+        a[PIVOT] = base.median_lf0
+        a[SHIFT] = clip.median_lf0 - base.median_lf0
+        a[RANGE] = np.clip(np.log(max(clip.spread_lf0, 1e-3) / max(base.spread_lf0, 1e-3)), -RANGE_LIMIT, RANGE_LIMIT)
 
         heard_env = mel_points(N_ENV) < clip.bandwidth_hz * 0.95
         target = np.asarray(clip.envelope)
