@@ -109,11 +109,13 @@ def main() -> None:
         times = []
         for text in sentences * 3:
             started = time.perf_counter()
-            session, state = tts.open(SynthesisOptions(voice)), tts.new_state(1)
-            session.push(TextPiece(text))
-            session.push(EndOfInput())
-            while not any(isinstance(e, AudioChunk) for e in tts.step(state, [session])[1][0]):
-                pass
+            with torch.inference_mode():
+                session, state = tts.open(SynthesisOptions(voice)), tts.new_state(1)
+                session.push(TextPiece(text))
+                session.push(EndOfInput())
+                events: list = []
+                while not any(isinstance(e, AudioChunk) for e in events):
+                    state, (events,) = tts.step(state, [session])
             times.append((time.perf_counter() - started) * 1000)
         return statistics.median(times)
 
