@@ -1,9 +1,9 @@
-"""Speaker adaptation of acoustic frames: how a cloned voice differs from the built-in voice it starts from.
+"""Speaker adaptation of acoustic frames: how a derived or cloned voice differs from the voice it starts from.
 
 A voice embedding is the decoder's speaker vector (d_speaker numbers, a built-in voice's row of the learned
 table) followed by ADAPTATION_DIM numbers that transform the decoder's frames before the vocoder:
 
-    [0]              pivot      log F0 (Hz) the range change turns around: the base voice's mean
+    [0]              pivot      log F0 (Hz) the range change turns around: the base voice's median
     [1]              shift      added to log F0                           (0: unchanged)
     [2]              range      log of the scale of log-F0 excursions      (0: unchanged)
     [3]              warp       log of the formant frequency ratio         (0: unchanged; > 0 a shorter tract)
@@ -11,9 +11,9 @@ table) followed by ADAPTATION_DIM numbers that transform the decoder's frames be
 
 These are the dimensions along which speakers differ most in a source-filter description (pitch level and
 liveliness, vocal-tract length, timbre and spectral tilt), so the same small set of numbers
-describes any speaker, heard or not; `sonare.voices.encoder` measures them from a clip. A built-in voice's
-adaptation is all zeros. Every part is linear in the numbers, so a weighted mix of embeddings is a voice
-between its parts.
+describes any speaker, heard or not; `sonare.voices.encoder` measures them from a clip. The default voice's
+adaptation is all zeros; the derived built-in voices and cloned voices adapt it. Each number moves one
+property smoothly, so a weighted mix of embeddings is a voice between its parts.
 """
 
 from __future__ import annotations

@@ -3,11 +3,11 @@
 A voice is described by a profile measured with the same WORLD analysis the TTS frames come from: the median
 and spread of log F0 over voiced frames, and the average log envelope of voiced frames. (Aperiodicity, which
 WORLD's D4C measures at twice the cost of everything else together, made no measurable difference to
-similarity, so it is not part of the profile.)
-Every built-in voice ships its profile (measured on its own synthesized speech, at export), so cloning is a
-comparison of like with like:
+similarity, so it is not part of the profile.) Each built-in voice that is a trained speaker as it is (`joe`
+in the default model) ships its profile, measured at export on its teacher's audio in the corpus: the speech
+the model learned to reproduce, analysed exactly as a clip is. Cloning compares like with like:
 
-  1. the base is the built-in voice whose pitch is nearest the clip's (the smallest pitch change sounds best);
+  1. the base is the profiled voice whose pitch is nearest the clip's (the smallest pitch change sounds best);
   2. the adaptation (`sonare.tts.adapt`) shifts and scales pitch to the clip's, picks the formant warp that
      best matches the base's average envelope to the clip's, and keeps what is left of the difference in
      timbre as a smoothed spectral correction (without overall level: that is volume).
