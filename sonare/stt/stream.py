@@ -44,9 +44,6 @@ from sonare.stt.turns import TurnTracker
 
 MIN_RATE, MAX_RATE = 8000, 48000
 MAX_FRAMES_PER_STEP = 50  # 2 s of audio: a file sent at once is encoded over several steps, not in one stall
-# Encoder frames a live stream gathers before a step (120 ms): per-step overhead, not arithmetic, is what a step
-# costs, so three frames cost about what one does. A finalize or the end of audio encodes what is there.
-MIN_FRAMES_PER_STEP = 3
 LANGUAGES = ("en",)
 
 
@@ -105,8 +102,6 @@ class STTSession:
     def encodable_frames(self) -> int:
         """How many log-mel rows the next step may encode: whole encoder frames, up to the step cap, never past
         the next mark, so a Finalize's transcript holds exactly the audio received before it."""
-        if not self.marks and self.n_queued < MIN_FRAMES_PER_STEP * SUBSAMPLING:
-            return 0  # a live stream waits for a few frames: one step's overhead then serves all of them
         limit = self.marks[0].after_frames - self.frames_encoded if self.marks else self.n_queued
         return min(self.n_queued, limit) // SUBSAMPLING * SUBSAMPLING if limit > 0 else 0
 
