@@ -6,6 +6,7 @@ Piper (the teacher, VITS on onnxruntime, one thread) is measured on the same sen
 synthesizes a sentence whole, so its first audio is its whole synthesis time.
 
     python benchmarks/tts_latency.py [--sentences 30] [--model-dir DIR]
+    python benchmarks/tts_latency.py --no-piper --frames-per-step 4,16,24,32   # one Sonare row per step size
 """
 
 from __future__ import annotations
@@ -28,10 +29,12 @@ def main() -> None:
     ap.add_argument("--sentences", type=int, default=30)
     ap.add_argument("--model-dir", default=os.environ.get("SONARE_TTS_DIR"))
     ap.add_argument("--no-piper", action="store_true")
+    ap.add_argument("--frames-per-step", help="comma-separated step sizes to compare (default: the shipped one)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     torch.set_flush_denormal(True)
 
+    import sonare.tts.stream as tts_stream
     from sonare.text import generate_sentences
     from sonare.tts import load_default
     from sonare.tts.messages import AudioChunk, EndOfInput, SynthesisOptions, TextPiece, VoiceSpec
@@ -53,17 +56,20 @@ def main() -> None:
                 if any(isinstance(e, AudioChunk) for e in events):
                     return time.perf_counter() - t0
 
-    for s in short[:3]:  # warm-up
-        first_audio(s)
-    ttfa = [first_audio(s) for s in short]
-    rtf, audio_s = [], 0.0
-    for s in sentences:
-        t0 = time.perf_counter()
-        audio, _ = model.synthesize(s, options)
-        rtf.append((time.perf_counter() - t0) / (len(audio) / model.sample_rate))
-        audio_s += len(audio) / model.sample_rate
-
-    rows = [("sonare", ttfa, rtf)]
+    rows = []
+    steps = [int(v) for v in args.frames_per_step.split(",")] if args.frames_per_step else [tts_stream.FRAMES_PER_STEP]
+    for frames_per_step in steps:
+        tts_stream.FRAMES_PER_STEP = frames_per_step  # read by every step: a comparison knob, not a setting
+        for s in short[:3]:  # warm-up
+            first_audio(s)
+        ttfa = [first_audio(s) for s in short]
+        rtf, audio_s = [], 0.0
+        for s in sentences:
+            t0 = time.perf_counter()
+            audio, _ = model.synthesize(s, options)
+            rtf.append((time.perf_counter() - t0) / (len(audio) / model.sample_rate))
+            audio_s += len(audio) / model.sample_rate
+        rows.append(("sonare" if len(steps) == 1 else f"sonare/{frames_per_step}", ttfa, rtf))
     if not args.no_piper:
         from sonare.data.teachers import get_teacher
 

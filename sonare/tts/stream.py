@@ -41,9 +41,9 @@ from sonare.tts.model import TTSModel, frame_features
 from sonare.tts.vocoder import HarmonicNoiseVocoder
 
 # Frames decoded per step: 32 (372 ms of audio). Per-op overhead, not arithmetic, bounds a step on a CPU, so
-# a bigger step costs little more and first audio hardly changes (about 15 ms either way, one stream): one
-# stream's real-time factor is 0.036 at 32 frames against 0.06 at 16 and 0.26 at 4, and the server keeps 16
-# streams in real time at 32 frames (8 at 16; `sonare bench --sweep`, docs/benchmarks.md).
+# a bigger step costs little more and first audio hardly changes (13-14 ms, one stream): one stream's
+# real-time factor is 0.036 at 32 frames against 0.049 at 16 and 0.144 at 4, and the server keeps 16 streams
+# in real time at 32 frames (8 at 16; `benchmarks/tts_latency.py --frames-per-step`, `sonare bench --sweep`).
 FRAMES_PER_STEP = 32
 MAX_IDS_PER_STEP = 96  # a pasted paragraph is encoded over several steps instead of stalling other streams
 # A stream's first encoder pass takes only this many ids: BOS, the look-ahead and about 8 phonemes, several
