@@ -72,7 +72,7 @@ class ToneSession:
         elif isinstance(item, Finalize | EndOfAudio):
             self.items.append(item)
         elif isinstance(item, TurnConfig):
-            self.turn_settings = item.settings  # the tone model's turns follow fixed frame counts
+            return  # accepted; the tone model's turns follow fixed frame counts
         else:
             raise ValueError(f"unexpected input {type(item).__name__}")
 
