@@ -13,7 +13,10 @@ Resemblyzer embeds the cloned speech and every reference, and we report
   default   cosine(the default voice's speech, the reference): what cloning adds over not cloning
   ceiling   cosine(the clone clip itself, the reference): two recordings of one speaker
 
-plus `noisy`: the same-speaker similarity when the clip to clone from carries babble noise at 15 dB SNR; the
+plus `noisy`: the same-speaker similarity when the clip to clone from carries babble noise at 15 dB SNR, and
+`analysis_same` / `analysis_margin` / `analysis_noisy`: the same figures when the voice profile is measured
+directly with WORLD (`sonare.voices.encoder.analyse`) instead of by the trained encoder, as a same-run
+reference for what the training adds; the
 time to clone a 10 s clip (median and p90 over all clips, one thread); first audio of a cloned voice against
 the default voice on the same short sentences (p50, one thread); and, with --wer, the Whisper-base WER of
 every cloned voice against the default voice on the same sentences.
@@ -91,7 +94,7 @@ def main() -> None:
     from sonare.text import generate_sentences
     from sonare.tts import builtin_voices, load_default
     from sonare.tts.messages import SynthesisOptions, VoiceSpec
-    from sonare.voices.encoder import SpeakerEncoder
+    from sonare.voices.encoder import SpeakerEncoder, analyse
 
     tts = load_default(args.model_dir)
     encoder = SpeakerEncoder(builtin_voices(args.model_dir))
@@ -124,6 +127,11 @@ def main() -> None:
     from sonare.data.augment import add_noise
 
     clone_ms, refs, clones, ceilings, spoken, noisy = [], {}, {}, {}, {}, {}
+    analysed, analysed_noisy = {}, {}
+
+    def judged(embedding: np.ndarray) -> np.ndarray:
+        return judge.embed(np.concatenate(speak(VoiceSpec(embedding=tuple(embedding.tolist())))), tts.sample_rate)
+
     for name, clips in speakers.items():
         clip_part, rest = take(clips, CLIP_SECONDS)
         ref_part, _ = take(rest, CLIP_SECONDS)
@@ -136,8 +144,9 @@ def main() -> None:
         clones[name] = judge.embed(np.concatenate(spoken[name]), tts.sample_rate)
         ceilings[name] = cosine_similarity(judge.embed(clip, rate), refs[name])
         noisy_clip = add_noise(clip, "babble", NOISY_SNR_DB, seed=0)
-        noisy_voice = VoiceSpec(embedding=tuple(encoder.embed(noisy_clip, rate).tolist()))
-        noisy[name] = judge.embed(np.concatenate(speak(noisy_voice)), tts.sample_rate)
+        noisy[name] = judged(encoder.embed(noisy_clip, rate))
+        analysed[name] = judged(encoder.adapt(analyse(clip, rate)))
+        analysed_noisy[name] = judged(encoder.adapt(analyse(noisy_clip, rate)))
 
     rows = {}
     for name in speakers:
@@ -150,6 +159,13 @@ def main() -> None:
             "default": round(cosine_similarity(default_emb, refs[name]), 3),
             "ceiling": round(ceilings[name], 3),
             "noisy": round(cosine_similarity(noisy[name], refs[name]), 3),
+            "analysis_same": round(cosine_similarity(analysed[name], refs[name]), 3),
+            "analysis_margin": round(
+                cosine_similarity(analysed[name], refs[name])
+                - statistics.mean(cosine_similarity(analysed[name], refs[o]) for o in speakers if o != name),
+                3,
+            ),
+            "analysis_noisy": round(cosine_similarity(analysed_noisy[name], refs[name]), 3),
         }
         print(f"{name:40s} " + "  ".join(f"{k} {v:.3f}" for k, v in rows[name].items()))
     summary = {k: round(statistics.mean(r[k] for r in rows.values()), 3) for k in next(iter(rows.values()))}

@@ -20,7 +20,7 @@ from server_harness import start_server
 from sonare.audio.resample import resample
 from sonare.tts import builtin_voices
 from sonare.tts.adapt import ADAPTATION_DIM, SHIFT, WARP
-from sonare.voices.encoder import CloneError, SpeakerEncoder, measure
+from sonare.voices.encoder import CloneError, SpeakerEncoder, analyse
 from sonare.voices.library import BuiltinVoice, VoiceLibrary
 
 LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
@@ -100,7 +100,9 @@ def test_the_formant_warp_of_a_transformed_base_voice_is_recovered(encoder, warp
     ],
     ids=["too-short", "too-long", "silence", "noise", "music", "mostly-silence"],
 )
-def test_unusable_clips_are_refused_with_the_reason(speech, make, message):
+@pytest.mark.parametrize("path", ["trained", "analysis"])
+def test_unusable_clips_are_refused_with_the_reason(speech, encoder, make, message, path):
+    measure = encoder.embed if path == "trained" else analyse
     with pytest.raises(CloneError, match=message):
         measure(make(speech), RATE)
 

@@ -1,4 +1,4 @@
-"""`sonare train tts|stt --config FILE [--export DIR]`: run (or resume) a training recipe, then export."""
+"""`sonare train tts|stt|voices --config FILE [--export DIR]`: run (or resume) a training recipe, then export."""
 
 from __future__ import annotations
 
@@ -22,6 +22,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     stt.add_argument("--init-from", metavar="PATH", help="start a new run from these weights (.pt or model dir)")
     stt.add_argument("--no-progress", action="store_true")
     stt.set_defaults(handler=_train_stt)
+    voices = which.add_parser("voices", help="the speaker encoder that cloning measures clips with")
+    voices.add_argument("--config", required=True, help="recipe YAML, e.g. configs/voices-default.yaml")
+    voices.add_argument("--export", metavar="DIR", help="after training, write encoder.safetensors here")
+    voices.add_argument("--export-only", action="store_true", help="export the latest checkpoint without training")
+    voices.add_argument("--no-progress", action="store_true")
+    voices.set_defaults(handler=_train_voices)
 
 
 def _train_tts(args: argparse.Namespace) -> int:
@@ -49,4 +55,15 @@ def _train_stt(args: argparse.Namespace) -> int:
     if args.export or args.export_only:
         out = export(cfg, args.export or "sonare/assets/stt")
         print(f"exported to {out}")
+    return 0
+
+
+def _train_voices(args: argparse.Namespace) -> int:
+    from sonare.train.voices import VoicesTrainConfig, export, train
+
+    cfg = VoicesTrainConfig.load(args.config)
+    if not args.export_only:
+        train(cfg, progress=not args.no_progress)
+    if args.export or args.export_only:
+        print(f"exported to {export(cfg, args.export or 'sonare/assets/voices')}")
     return 0

@@ -45,9 +45,9 @@ def _say(args: argparse.Namespace) -> int:
     model = load_default(args.model_dir)
     voice = VoiceSpec(id=args.voice)
     if args.voice and args.voice not in model.voices:  # a cloned or mixed voice of the library
-        from sonare.voices.cli import open_library
+        from sonare.voices.library import configured_library
 
-        stored = open_library(None, args.model_dir)[0].get(args.voice)
+        stored = configured_library(None, args.model_dir)[0].get(args.voice)
         if stored is None:
             raise SystemExit(f"error: no voice {args.voice!r} (see `sonare voices`)")
         voice = VoiceSpec(id=stored.id, embedding=tuple(stored.embedding.tolist()))

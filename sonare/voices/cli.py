@@ -31,26 +31,16 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model-dir", help="TTS weights directory instead of the bundled ones")
 
 
-def open_library(data_dir: str | None, model_dir: str | None):
-    """The voice library of the configured data directory, with the TTS model's built-in voices."""
-    from sonare.server.config import load_config
-    from sonare.tts import builtin_voices
-    from sonare.voices.library import VoiceLibrary
-
-    config = load_config({"data_dir": data_dir})
-    builtins = builtin_voices(model_dir)
-    return VoiceLibrary(config.data_dir / "voices.sqlite3", builtins), builtins
-
-
 def _clone(args: argparse.Namespace) -> int:
     from sonare.audio.io import load_audio
     from sonare.voices.encoder import CloneError, SpeakerEncoder
+    from sonare.voices.library import configured_library
 
     try:
         audio, rate = load_audio(args.clip)
     except (OSError, RuntimeError, ValueError) as exc:
         raise SystemExit(f"error: cannot read {args.clip}: {exc}") from exc
-    library, builtins = open_library(args.data_dir, args.model_dir)
+    library, builtins = configured_library(args.data_dir, args.model_dir)
     try:
         embedding = SpeakerEncoder(builtins).embed(audio, rate)
     except CloneError as exc:
@@ -62,9 +52,9 @@ def _clone(args: argparse.Namespace) -> int:
 
 
 def _voices(args: argparse.Namespace) -> int:
-    from sonare.voices.library import BuiltinVoice
+    from sonare.voices.library import BuiltinVoice, configured_library
 
-    library, _ = open_library(args.data_dir, args.model_dir)
+    library, _ = configured_library(args.data_dir, args.model_dir)
     if args.delete:
         try:
             if not library.delete(args.delete):

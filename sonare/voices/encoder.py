@@ -1,20 +1,26 @@
 """The speaker encoder: a clip of someone speaking -> a voice embedding the TTS model speaks with.
 
-A voice is described by a profile measured with the same WORLD analysis the TTS frames come from: the median
-and spread of log F0 over voiced frames, and the average log envelope of voiced frames. (Aperiodicity, which
-WORLD's D4C measures at twice the cost of everything else together, made no measurable difference to
-similarity, so it is not part of the profile.) Each built-in voice that is a trained speaker as it is (`joe`
-in the default model) ships its profile, measured at export on its teacher's audio in the corpus: the speech
-the model learned to reproduce, analysed exactly as a clip is. Cloning compares like with like:
+A voice is described by a profile in the terms of the WORLD analysis the TTS frames come from: the median
+and spread of log F0 over voiced frames, and the average log envelope of voiced frames. Two ways measure one:
+
+  - `analyse`: WORLD's pitch tracker and envelope on the clip itself. Exact on clean speech, so it measures
+    what is known to be clean: each built-in voice's profile (shipped in voices.json, taken at export from
+    its teacher's audio in the corpus, the speech the model learned to reproduce) and the trained encoder's
+    targets.
+  - `estimate`: the trained encoder (`sonare.voices.profile_net`, shipped weights) predicts from a clip the
+    profile `analyse` would measure on a minute of that speaker's clean speech: it sees through the noise,
+    rooms, phone lines and short samples that real clips bring. Cloning uses it.
+
+Cloning then compares like with like:
 
   1. the base is the profiled voice whose pitch is nearest the clip's (the smallest pitch change sounds best);
   2. the adaptation (`sonare.tts.adapt`) shifts and scales pitch to the clip's, picks the formant warp that
      best matches the base's average envelope to the clip's, and keeps what is left of the difference in
      timbre as a smoothed spectral correction (without overall level: that is volume).
 
-Nothing here is learned from speaker labels, so it works for any voice, heard in training or not; what it
-cannot copy is accent and rhythm (the base voice's). Clips that are not usable speech are refused with a
-`CloneError` that says why: too short or too long, silence, noise or music, too little voiced speech.
+No speaker identity is looked up, so it works for any voice, heard in training or not; what it cannot copy is
+accent and rhythm (the base voice's). Clips that are not usable speech are refused with a `CloneError` that
+says why: too short or too long, silence, noise or music, too little voiced speech.
 """
 
 from __future__ import annotations
@@ -28,16 +34,14 @@ import torch
 
 from sonare.tts.acoustic import ANALYSIS_FFT, F0_CEIL, F0_FLOOR, N_ENV, SAMPLE_RATE, mel_points
 from sonare.tts.adapt import ADAPTATION_DIM, ENVELOPE, PIVOT, RANGE, SHIFT, WARP, warp_envelope
+from sonare.voices.profile_net import BANDWIDTH_HZ as NET_BANDWIDTH_HZ
+from sonare.voices.profile_net import DIO_RANGE, DIO_SPEED, ProfileNet, clip_features, load_profile_net
+from sonare.voices.profile_net import FRAME_MS as ANALYSIS_PERIOD_MS
+from sonare.voices.profile_net import SAMPLE_RATE as NET_RATE
 
 MIN_CLIP_SECONDS = 3.0
 MAX_CLIP_SECONDS = 60.0
 MIN_VOICED_SECONDS = 1.5
-ANALYSIS_PERIOD_MS = 20.0  # profiles are averages: a coarse frame rate keeps cloning fast
-# DIO's default (0.1) calls many voiced frames unvoiced at this frame rate; at 0.2 its voicing and median
-# pitch agree with Harvest's (20x slower) on every teacher engine of the corpus. Decimating by 4 inside DIO
-# leaves voicing and median pitch unchanged (within 1 Hz) at a sixth of the cost.
-DIO_RANGE = 0.2
-DIO_SPEED = 4
 SILENCE_DB = -45.0  # frames this far below the clip's loudest are pauses, not voice
 WARPS = np.linspace(-0.3, 0.3, 61)  # formant ratios 0.74-1.35, in log steps of 0.01
 # Cost per squared log-ratio. Against a transformed copy of the base voice the right warp wins by 1 or more
@@ -80,26 +84,19 @@ class VoiceProfile:
         )
 
 
-def measure(audio: np.ndarray, sample_rate: int) -> VoiceProfile:
-    """The profile of the voice in a mono clip at any sample rate; CloneError if it is not usable speech."""
+def analyse(audio: np.ndarray, sample_rate: int) -> VoiceProfile:
+    """The WORLD profile of the voice in a mono clip at any sample rate; CloneError if it is not usable speech.
+
+    Exact on clean speech: what built-in voices' profiles and the trained encoder's targets are measured with.
+    """
     import pyworld
 
     from sonare.audio.resample import resample
 
-    seconds = len(audio) / sample_rate
-    if seconds < MIN_CLIP_SECONDS:
-        raise CloneError(f"the clip is {seconds:.1f} s long; at least {MIN_CLIP_SECONDS:.0f} s of speech is needed")
-    if seconds > MAX_CLIP_SECONDS:
-        raise CloneError(f"the clip is {seconds:.0f} s long; at most {MAX_CLIP_SECONDS:.0f} s is accepted")
-    x = np.asarray(audio, np.float64)
-    if not np.isfinite(x).all():
-        raise CloneError("the clip holds samples that are not numbers")
+    x = _checked(audio, sample_rate)
     if sample_rate != SAMPLE_RATE:
         x = resample(x.astype(np.float32), sample_rate, SAMPLE_RATE).astype(np.float64)
-    peak = np.abs(x).max()
-    if peak < 1e-4:
-        raise CloneError("the clip is silent")
-    x = x / peak * 0.5  # the profile must not depend on the recording level
+    x = x / np.abs(x).max() * 0.5  # the profile must not depend on the recording level
 
     f0, times = pyworld.dio(
         x,
@@ -111,12 +108,7 @@ def measure(audio: np.ndarray, sample_rate: int) -> VoiceProfile:
         speed=DIO_SPEED,
     )
     f0 = pyworld.stonemask(x, f0, times, SAMPLE_RATE)
-    hop = int(SAMPLE_RATE * ANALYSIS_PERIOD_MS / 1000)
-    energy = np.array([np.mean(x[max(0, i - hop) : i + hop] ** 2) for i in (times * SAMPLE_RATE).astype(int)])
-    level_db = 10 * np.log10(energy + 1e-12)
-    sounding = level_db > level_db.max() + SILENCE_DB
-    voiced = (f0 > 0) & sounding
-    _check_speech(voiced, level_db[sounding])
+    voiced = _voiced_speech(x, SAMPLE_RATE, f0, times)
 
     sp = pyworld.cheaptrick(x, f0[voiced], times[voiced], SAMPLE_RATE, fft_size=ANALYSIS_FFT)
     bins = np.arange(ANALYSIS_FFT // 2 + 1) * SAMPLE_RATE / ANALYSIS_FFT
@@ -129,6 +121,50 @@ def measure(audio: np.ndarray, sample_rate: int) -> VoiceProfile:
         tuple(env.mean(0).tolist()),
         float(min(sample_rate, SAMPLE_RATE) / 2),
     )
+
+
+def estimate(audio: np.ndarray, sample_rate: int, net: ProfileNet) -> VoiceProfile:
+    """The profile of the voice in a clip as the trained encoder predicts it; CloneError if it is not speech."""
+    from sonare.audio.resample import resample
+
+    x = _checked(audio, sample_rate)
+    x16 = resample(x.astype(np.float32), sample_rate, NET_RATE) if sample_rate != NET_RATE else x
+    features, f0 = clip_features(x16)
+    times = (np.arange(len(f0)) + 1) * ANALYSIS_PERIOD_MS / 1000  # frame i is centred near (i + 1) * 20 ms
+    _voiced_speech(np.asarray(x16, np.float64), NET_RATE, f0, times)
+    profile = net.profile(features).double().numpy()
+    return VoiceProfile(
+        float(profile[0]),
+        float(max(profile[1], 1e-3)),
+        tuple(profile[2:].tolist()),
+        float(min(sample_rate / 2, NET_BANDWIDTH_HZ)),
+    )
+
+
+def _checked(audio: np.ndarray, sample_rate: int) -> np.ndarray:
+    """The clip as float64 if its length and samples can be a voice; CloneError otherwise."""
+    seconds = len(audio) / sample_rate
+    if seconds < MIN_CLIP_SECONDS:
+        raise CloneError(f"the clip is {seconds:.1f} s long; at least {MIN_CLIP_SECONDS:.0f} s of speech is needed")
+    if seconds > MAX_CLIP_SECONDS:
+        raise CloneError(f"the clip is {seconds:.0f} s long; at most {MAX_CLIP_SECONDS:.0f} s is accepted")
+    x = np.asarray(audio, np.float64)
+    if not np.isfinite(x).all():
+        raise CloneError("the clip holds samples that are not numbers")
+    if np.abs(x).max() < 1e-4:
+        raise CloneError("the clip is silent")
+    return x
+
+
+def _voiced_speech(x: np.ndarray, rate: int, f0: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """Frames (at `times`) that are voiced and not pauses; CloneError unless the clip sounds like speech."""
+    hop = int(rate * ANALYSIS_PERIOD_MS / 1000)
+    energy = np.array([np.mean(x[max(0, i - hop) : i + hop] ** 2) for i in (times * rate).astype(int)])
+    level_db = 10 * np.log10(energy + 1e-12)
+    sounding = level_db > level_db.max() + SILENCE_DB
+    voiced = (f0 > 0) & sounding
+    _check_speech(voiced, level_db[sounding])
+    return voiced
 
 
 def _check_speech(voiced: np.ndarray, sounding_db: np.ndarray) -> None:
@@ -162,7 +198,8 @@ class SpeakerEncoder:
     profile cannot serve as a base.
     """
 
-    def __init__(self, builtins: Sequence[Mapping[str, Any]]):
+    def __init__(self, builtins: Sequence[Mapping[str, Any]], net: ProfileNet | None = None):
+        self.net = net or load_profile_net()
         self.bases = [
             (np.asarray(v["embedding"], np.float32), VoiceProfile.from_json(v["profile"]))
             for v in builtins
@@ -177,7 +214,7 @@ class SpeakerEncoder:
 
     def embed(self, audio: np.ndarray, sample_rate: int) -> np.ndarray:
         """A clip -> the voice embedding (float32) that speaks like it."""
-        return self.adapt(measure(audio, sample_rate))
+        return self.adapt(estimate(audio, sample_rate, self.net))
 
     def adapt(self, clip: VoiceProfile) -> np.ndarray:
         embedding, base = min(self.bases, key=lambda b: abs(b[1].median_lf0 - clip.median_lf0))
@@ -237,4 +274,4 @@ def corpus_profile(manifests: Sequence[str], speaker: str, seconds: float = 30.0
             total += len(audio) / rate
     if not pieces:
         raise ValueError(f"no audio of speaker {speaker!r} in {list(manifests)}")
-    return measure(np.concatenate(pieces)[: int(MAX_CLIP_SECONDS * rate)], rate)
+    return analyse(np.concatenate(pieces)[: int(MAX_CLIP_SECONDS * rate)], rate)

@@ -224,3 +224,14 @@ def _builtin(spec: Mapping[str, Any]) -> Voice:
         embedding=np.asarray(spec["embedding"], dtype=np.float32).reshape(-1),
         builtin=True,
     )
+
+
+def configured_library(data_dir: str | None, model_dir: str | None) -> tuple[VoiceLibrary, list[dict]]:
+    """The library of the server's configured data directory, with the TTS model's built-in voices: what the
+    command line shares with a running server."""
+    from sonare.server.config import load_config
+    from sonare.tts import builtin_voices
+
+    config = load_config({"data_dir": data_dir})
+    builtins = builtin_voices(model_dir)
+    return VoiceLibrary(config.data_dir / "voices.sqlite3", builtins), builtins
