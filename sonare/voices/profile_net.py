@@ -77,8 +77,6 @@ class ProfileNetConfig:
     blocks: int = 3
     kernel: int = 5
     hidden: int = 256
-    # Predict median pitch as a correction to the clip's own median DIO pitch (rather than outright).
-    pitch_anchor: bool = False
 
 
 class ProfileNet(nn.Module):
@@ -112,13 +110,7 @@ class ProfileNet(nn.Module):
         w = scores.softmax(-1)[..., None]
         mean = (w * h).sum(1)  # (B, C)
         std = ((w * h.square()).sum(1) - mean.square()).clamp(min=1e-6).sqrt()
-        out = self.head(torch.cat([mean, std], -1)) * self.profile_std + self.profile_mean  # (B, PROFILE_DIM)
-        if self.config.pitch_anchor:
-            voiced = valid & (features[..., N_MELS + 1] > 0.5)
-            lf0 = features[..., N_MELS].masked_fill(~voiced, float("nan")).nanmedian(1).values  # (B,)
-            anchor = torch.where(lf0.isnan(), self.profile_mean[0], lf0)
-            out = torch.cat([out[:, :1] - self.profile_mean[0] + anchor[:, None], out[:, 1:]], 1)
-        return out
+        return self.head(torch.cat([mean, std], -1)) * self.profile_std + self.profile_mean
 
     def profile(self, features: Tensor) -> Tensor:
         """One clip's features (T, FEATURE_DIM) -> its profile (PROFILE_DIM,)."""
