@@ -15,15 +15,6 @@ pytest.importorskip("sonare.text.sentences")
 pytest.importorskip("pyworld")
 
 
-@pytest.fixture(scope="module")
-def fixture_corpus(tmp_path_factory) -> Path:
-    from sonare.data.fixture import build_fixture
-
-    out = tmp_path_factory.mktemp("fixture")
-    build_fixture(out, workers=1)
-    return out
-
-
 def _records(corpus: Path) -> list[dict]:
     return list(read_manifest(corpus / MANIFEST_NAME))
 

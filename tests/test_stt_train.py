@@ -3,21 +3,11 @@
 import json
 
 import numpy as np
-import pytest
 import torch
 
 from sonare.train.stt import STTTrainConfig, collate, export, train
 
 SMALL = {"channels": 8, "d_model": 32, "n_layers": 2, "d_state": 8, "head_dim": 16}
-
-
-@pytest.fixture(scope="module")
-def fixture_corpus(tmp_path_factory):
-    from sonare.data.fixture import build_fixture
-
-    out = tmp_path_factory.mktemp("corpus")
-    build_fixture(out, workers=1)
-    return out
 
 
 def test_recipe_trains_resumes_and_exports(fixture_corpus, tmp_path):

@@ -8,19 +8,10 @@ import pytest
 from sonare.train.tts import TTSTrainConfig, export, train
 
 
-@pytest.fixture(scope="module")
-def fixture_corpus(tmp_path_factory) -> Path:
-    from sonare.data.fixture import build_fixture
-
-    out = tmp_path_factory.mktemp("corpus")
-    build_fixture(out)
-    return out / "manifest.jsonl"
-
-
 @pytest.mark.slow
 def test_smoke_recipe_trains_resumes_exports_and_speaks(fixture_corpus, tmp_path):
     cfg = TTSTrainConfig.load(Path(__file__).parents[1] / "configs" / "tts-smoke.yaml")
-    cfg.manifests = [str(fixture_corpus)]
+    cfg.manifests = [str(fixture_corpus / "manifest.jsonl")]
     cfg.run_dir = str(tmp_path / "run")
     cfg.steps = 3
     ckpt = train(cfg, progress=False)

@@ -15,15 +15,6 @@ from sonare.voices.profile_net import FEATURE_DIM, load_profile_net
 LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
 
 
-@pytest.fixture(scope="module")
-def fixture_corpus(tmp_path_factory):
-    from sonare.data.fixture import build_fixture
-
-    out = tmp_path_factory.mktemp("corpus")
-    build_fixture(out, workers=1)
-    return out
-
-
 def test_recipe_renders_clips_trains_resumes_and_exports(fixture_corpus, tmp_path):
     from sonare.tts import builtin_voices
     from sonare.voices.encoder import SpeakerEncoder

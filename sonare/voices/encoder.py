@@ -32,12 +32,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from sonare.tts.acoustic import ANALYSIS_FFT, F0_CEIL, F0_FLOOR, N_ENV, SAMPLE_RATE, mel_points
+from sonare.tts.acoustic import ANALYSIS_FFT, N_ENV, SAMPLE_RATE, mel_points
 from sonare.tts.adapt import ADAPTATION_DIM, ENVELOPE, PIVOT, RANGE, SHIFT, WARP, warp_envelope
 from sonare.voices.profile_net import BANDWIDTH_HZ as NET_BANDWIDTH_HZ
-from sonare.voices.profile_net import DIO_RANGE, DIO_SPEED, ProfileNet, clip_features, load_profile_net
 from sonare.voices.profile_net import FRAME_MS as ANALYSIS_PERIOD_MS
 from sonare.voices.profile_net import SAMPLE_RATE as NET_RATE
+from sonare.voices.profile_net import ProfileNet, clip_features, load_profile_net, pitch_track
 
 MIN_CLIP_SECONDS = 3.0
 MAX_CLIP_SECONDS = 60.0
@@ -98,16 +98,7 @@ def analyse(audio: np.ndarray, sample_rate: int) -> VoiceProfile:
         x = resample(x.astype(np.float32), sample_rate, SAMPLE_RATE).astype(np.float64)
     x = x / np.abs(x).max() * 0.5  # the profile must not depend on the recording level
 
-    f0, times = pyworld.dio(
-        x,
-        SAMPLE_RATE,
-        f0_floor=F0_FLOOR,
-        f0_ceil=F0_CEIL,
-        frame_period=ANALYSIS_PERIOD_MS,
-        allowed_range=DIO_RANGE,
-        speed=DIO_SPEED,
-    )
-    f0 = pyworld.stonemask(x, f0, times, SAMPLE_RATE)
+    f0, times = pitch_track(x, SAMPLE_RATE)
     voiced = _voiced_speech(x, SAMPLE_RATE, f0, times)
 
     sp = pyworld.cheaptrick(x, f0[voiced], times[voiced], SAMPLE_RATE, fft_size=ANALYSIS_FFT)

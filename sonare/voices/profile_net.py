@@ -44,25 +44,24 @@ BANDWIDTH_HZ = SAMPLE_RATE / 2  # the network hears 16 kHz audio: the envelope a
 ASSET_PATH = Path(__file__).resolve().parent.parent / "assets" / "voices" / "encoder.safetensors"
 
 
-def clip_features(audio16: np.ndarray) -> tuple[Tensor, np.ndarray]:
-    """16 kHz mono audio -> (features (T, FEATURE_DIM) float32, DIO F0 per frame (T,) in Hz, 0 unvoiced)."""
+def pitch_track(x: np.ndarray, rate: int) -> tuple[np.ndarray, np.ndarray]:
+    """float64 audio -> WORLD's F0 (Hz, 0 where unvoiced) every FRAME_MS and the frame times (s)."""
     import pyworld
 
+    f0, times = pyworld.dio(
+        x, rate, f0_floor=F0_FLOOR, f0_ceil=F0_CEIL, frame_period=FRAME_MS, allowed_range=DIO_RANGE, speed=DIO_SPEED
+    )
+    return pyworld.stonemask(x, f0, times, rate), times
+
+
+def clip_features(audio16: np.ndarray) -> tuple[Tensor, np.ndarray]:
+    """16 kHz mono audio -> (features (T, FEATURE_DIM) float32, DIO F0 per frame (T,) in Hz, 0 unvoiced)."""
     x = np.asarray(audio16, np.float64)
     x = x / max(np.abs(x).max(), 1e-9) * 0.5  # the level is not part of a voice
     mel = log_mel(x.astype(np.float32))  # (2T', 80), 10 ms frames
     t = mel.shape[0] // 2
     mel = mel[: 2 * t].reshape(t, 2, N_MELS).mean(1)
-    f0, times = pyworld.dio(
-        x,
-        SAMPLE_RATE,
-        f0_floor=F0_FLOOR,
-        f0_ceil=F0_CEIL,
-        frame_period=FRAME_MS,
-        allowed_range=DIO_RANGE,
-        speed=DIO_SPEED,
-    )
-    f0 = pyworld.stonemask(x, f0, times, SAMPLE_RATE)
+    f0, _ = pitch_track(x, SAMPLE_RATE)
     # DIO's frame k is centred at k * 20 ms; log-mel frame i spans [20 i, 20 i + 35) ms: centre about 20 i + 17.
     f0 = np.pad(f0[1 : t + 1], (0, max(0, t - len(f0) + 1)))[:t]
     voiced = f0 > 0
