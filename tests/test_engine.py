@@ -168,3 +168,20 @@ def test_cancelling_every_stream_during_a_step_keeps_the_engine_alive():
 
     out, alive = with_engine(run, slots=4)
     assert out.shape == (3, 16) and alive
+
+
+def test_new_streams_step_alone_only_while_running_streams_have_audio_to_spare():
+    from types import SimpleNamespace
+
+    from sonare.engine.engine import FRESH_ALONE_SLACK_S, _batch
+
+    def stream(started: bool, deadline: float | None) -> SimpleNamespace:
+        return SimpleNamespace(started=started, session=SimpleNamespace(deadline=lambda: deadline))
+
+    now = 100.0
+    new = [stream(False, None), stream(False, None)]
+    comfortable = stream(True, now + FRESH_ALONE_SLACK_S + 0.5)
+    short = stream(True, now + FRESH_ALONE_SLACK_S / 2)
+    assert _batch([*new, comfortable], now) == new
+    assert _batch([*new, comfortable, short], now) == [*new, comfortable, short]
+    assert _batch(new, now) == new and _batch([comfortable], now) == [comfortable]

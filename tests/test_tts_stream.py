@@ -1,6 +1,7 @@
 """The streaming synthesis session: pieces in, audio out, flush, timestamps, speed, volume, and the engine."""
 
 import asyncio
+import itertools
 
 import numpy as np
 import pytest
@@ -129,3 +130,39 @@ def test_engine_streams_in_parallel_equal_each_stream_alone(tts):
         # float32 matmuls round differently at other batch sizes; the engine itself is exact (test_engine.py)
         assert a.shape == b.shape
         assert np.abs(a - b).max() < 5e-3 and np.corrcoef(a, b)[0, 1] > 0.9999
+
+
+def test_steps_ramp_up_and_the_encoder_runs_just_in_time(tts):
+    """The first step emits FIRST_STEP_FRAMES, later steps at most what was emitted so far, up to
+    FRAMES_PER_STEP; a long text is encoded a slice at a time, only while few frames are queued."""
+    from sonare.tts.stream import ENCODE_AHEAD_FRAMES, FIRST_STEP_FRAMES, FRAMES_PER_STEP, MAX_IDS_PER_STEP
+
+    text = " ".join([TEXT] * 6)
+    with torch.inference_mode():
+        session, state = tts.open(SynthesisOptions(VoiceSpec(id="a"))), tts.new_state(1)
+        session.push(TextPiece(text))
+        session.push(EndOfInput())
+        sizes, queued_ids = [], []
+        while not session.finished() and len(sizes) < 8:
+            state, (events,) = tts.step(state, [session])
+            sizes += [len(e.pcm) // HOP for e in events if isinstance(e, AudioChunk)]
+            queued_ids.append(len(session.ids))
+    assert sizes[:4] == [FIRST_STEP_FRAMES, FIRST_STEP_FRAMES, 2 * FIRST_STEP_FRAMES, FRAMES_PER_STEP]
+    assert all(n == FRAMES_PER_STEP for n in sizes[3:])
+    assert queued_ids[0] > 0  # most of the text waits, unencoded
+    assert all(a - b <= MAX_IDS_PER_STEP for a, b in itertools.pairwise(queued_ids))  # a slice per step
+    assert len(session.frames) <= ENCODE_AHEAD_FRAMES + MAX_IDS_PER_STEP * FRAMES_PER_ID
+
+
+def test_the_audio_does_not_depend_on_how_steps_are_sized(tts, monkeypatch):
+    """Ramped steps and just-in-time encoding change when frames are computed, not what they are (up to float32
+    rounding: the scans run over differently sized pieces)."""
+    import sonare.tts.stream as stream
+
+    ramped, _ = run(tts, [" ".join([TEXT] * 3)])
+    monkeypatch.setattr(stream, "FIRST_STEP_FRAMES", stream.FRAMES_PER_STEP)
+    monkeypatch.setattr(stream, "MAX_IDS_PER_STEP", 1000)
+    monkeypatch.setattr(stream, "ENCODE_AHEAD_FRAMES", 10**6)
+    whole, _ = run(tts, [" ".join([TEXT] * 3)])
+    assert ramped.shape == whole.shape and np.abs(ramped - whole).max() < 5e-3
+    assert np.corrcoef(ramped, whole)[0, 1] > 0.9999

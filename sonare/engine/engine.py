@@ -2,8 +2,9 @@
 
 Streams are rows ("slots") of preallocated state tensors. Each loop iteration admits new streams (resetting
 their rows), feeds queued inputs to their sessions, and for each model gathers the rows of the streams that
-have work (new streams first, then by playback deadline), runs one batched step, scatters the rows back and
-hands the events to the asyncio side with `call_soon_threadsafe`, so the event loop never waits on a model.
+have work (new streams first, alone while running streams have audio to spare, then by playback deadline),
+runs one batched step, scatters the rows back and hands the events to the asyncio side with
+`call_soon_threadsafe`, so the event loop never waits on a model.
 
 Thread ownership: models and sessions are touched only by the engine thread; the event loop touches only a
 stream's inbox (a deque, whose append is atomic) and, under `_lock`, the slot bookkeeping.
@@ -31,6 +32,9 @@ from sonare.ssm.state import BatchState
 log = logging.getLogger(__name__)
 
 _END = object()  # queued after a stream's last event
+# New streams take a step of their own (their first audio is what users wait for) while every running stream
+# has at least this much audio buffered; otherwise they join the running streams' step.
+FRESH_ALONE_SLACK_S = 0.3
 
 
 class EngineFull(Exception):
@@ -271,7 +275,7 @@ class Engine:
                 ready.append(stream)
         if ready:
             ready.sort(key=_priority)
-            self._run_batch(name, pool, ready[: self.max_batch])
+            self._run_batch(name, pool, _batch(ready, now)[: self.max_batch])
         for stream in pool.active:
             if not stream.released and stream.session.finished() and self._release(stream):
                 stream._deliver([_END])
@@ -325,6 +329,16 @@ class Engine:
             self.metrics.stream_errors.labels(name).inc()
         if self._release(stream):
             stream._deliver([error, _END])
+
+
+def _batch(ready: list[Stream], now: float) -> list[Stream]:
+    """The streams of the next step: `ready` in priority order, or only its new streams (FRESH_ALONE_SLACK_S)."""
+    fresh = [s for s in ready if not s.started]
+    if not fresh or len(fresh) == len(ready):
+        return ready
+    deadlines = [s.session.deadline() for s in ready if s.started]
+    slack = min((d - now for d in deadlines if d is not None), default=float("inf"))
+    return fresh if slack > FRESH_ALONE_SLACK_S else ready
 
 
 def _priority(stream: Stream) -> tuple[int, float]:

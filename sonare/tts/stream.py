@@ -45,7 +45,17 @@ from sonare.tts.vocoder import HarmonicNoiseVocoder
 # real-time factor is 0.036 at 32 frames against 0.049 at 16 and 0.144 at 4, and the server keeps 16 streams
 # in real time at 32 frames (8 at 16; `benchmarks/tts_latency.py --frames-per-step`, `sonare bench --sweep`).
 FRAMES_PER_STEP = 32
-MAX_IDS_PER_STEP = 96  # a pasted paragraph is encoded over several steps instead of stalling other streams
+# A stream's first step decodes only this many frames (186 ms), and each later step at most as many frames as
+# the stream has emitted so far (16, 16, 32, 32, ...): a burst of new streams gets its first audio from a
+# narrower, cheaper batch, and each step's audio covers the time the next, wider step takes to compute. (8
+# first frames were cheaper still but left too little audio buffered: streams underran at 16 concurrent.)
+FIRST_STEP_FRAMES = 16
+# The encoder runs just in time: a stream encodes more ids only while fewer than ENCODE_AHEAD_FRAMES frames are
+# queued, at most MAX_IDS_PER_STEP at once (about 1.5 s of speech). Steps then cost about the same from first
+# to last: encoding a whole sentence at once made one step of a 16-stream burst several times dearer than the
+# rest, and every stream in that batch waited for it.
+MAX_IDS_PER_STEP = 24
+ENCODE_AHEAD_FRAMES = 2 * FRAMES_PER_STEP
 # A stream's first encoder pass takes only this many ids: BOS, the look-ahead and about 8 phonemes, several
 # steps' worth of frames. First audio then waits for neither the rest of the sentence nor a look-ahead release.
 FIRST_PASS_IDS = 12
@@ -138,8 +148,10 @@ class TTSSession:
         self.n_queued += len(tagged)
 
     def encodable(self) -> int:
-        """How many queued ids the next encoder pass may take: never past the next mark, so a flush's
-        look-ahead release can run on the state exactly at the mark."""
+        """How many queued ids the next encoder pass may take: none while enough frames are queued, and never
+        past the next mark, so a flush's look-ahead release can run on the state exactly at the mark."""
+        if len(self.frames) >= ENCODE_AHEAD_FRAMES:
+            return 0
         n = min(len(self.ids), MAX_IDS_PER_STEP if self.n_encoded else FIRST_PASS_IDS)
         for mark in self.marks:
             if mark.after_ids > self.n_encoded:
@@ -154,6 +166,10 @@ class TTSSession:
 
     def ready(self, now: float) -> bool:
         return bool(self.ids or self.frames or self.marks)
+
+    def frame_budget(self) -> int:
+        """Frames this stream may decode in the next step (see FIRST_STEP_FRAMES)."""
+        return min(FRAMES_PER_STEP, max(FIRST_STEP_FRAMES, self.frames_emitted))
 
     def deadline(self) -> float | None:
         if self.first_audio_at is None:
@@ -314,11 +330,12 @@ class TTSStreamingModel:
         rows = [i for i, s in enumerate(sessions) if s.frames]
         if not rows:
             return
-        take = [min(len(sessions[i].frames), FRAMES_PER_STEP) for i in rows]
+        take = [min(len(sessions[i].frames), sessions[i].frame_budget()) for i in rows]
+        width = max(take)  # the batch is only as wide as its widest row: new streams alone make a cheap step
         d_text = self.model.cfg.d_text
-        hidden = torch.zeros(len(rows), FRAMES_PER_STEP, d_text)
-        offsets = torch.zeros(len(rows), FRAMES_PER_STEP)
-        durations = torch.ones(len(rows), FRAMES_PER_STEP)
+        hidden = torch.zeros(len(rows), width, d_text)
+        offsets = torch.zeros(len(rows), width)
+        durations = torch.ones(len(rows), width)
         for r, (i, n) in enumerate(zip(rows, take, strict=True)):
             items = [sessions[i].frames.popleft() for _ in range(n)]
             hidden[r, :n] = torch.stack([h for h, _, _ in items])
