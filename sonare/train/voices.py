@@ -139,14 +139,17 @@ def _render_speaker(job: tuple[str, list[str], VoicesTrainConfig, str, bool]) ->
             except CloneError:
                 analysed.append([np.nan] * (2 + len(target.envelope)))
     lengths = np.array([len(f) for f in features])
-    np.savez(
-        out,
-        features=np.concatenate(features),
-        lengths=lengths,
-        target=np.array([target.median_lf0, target.spread_lf0, *target.envelope], np.float32),
-        bandwidth=np.float32(target.bandwidth_hz),
-        analysed=np.array(analysed, np.float32),
-    )
+    tmp = Path(out).with_suffix(".tmp")  # a kill mid-write must not leave a bank file that looks complete
+    with tmp.open("wb") as f:
+        np.savez(
+            f,
+            features=np.concatenate(features),
+            lengths=lengths,
+            target=np.array([target.median_lf0, target.spread_lf0, *target.envelope], np.float32),
+            bandwidth=np.float32(target.bandwidth_hz),
+            analysed=np.array(analysed, np.float32),
+        )
+    os.replace(tmp, out)
     return speaker, True
 
 

@@ -1,7 +1,9 @@
 """The speaker encoder: a clip of someone speaking -> a voice embedding the TTS model speaks with.
 
 A voice is described by a profile in the terms of the WORLD analysis the TTS frames come from: the median
-and spread of log F0 over voiced frames, and the average log envelope of voiced frames. Two ways measure one:
+and spread of log F0 over voiced frames, and the average log envelope of voiced frames. (Aperiodicity, which
+WORLD's D4C measures at twice the cost of everything else together, made no measurable difference to
+similarity, so it is not part of the profile.) Two ways measure one:
 
   - `analyse`: WORLD's pitch tracker and envelope on the clip itself. Exact on clean speech, so it measures
     what is known to be clean: each built-in voice's profile (shipped in voices.json, taken at export from
