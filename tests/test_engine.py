@@ -173,15 +173,15 @@ def test_cancelling_every_stream_during_a_step_keeps_the_engine_alive():
 def test_new_streams_step_alone_only_while_running_streams_have_audio_to_spare():
     from types import SimpleNamespace
 
-    from sonare.engine.engine import FRESH_ALONE_SLACK_S, _batch
+    from sonare.engine.engine import _batch
 
     def stream(started: bool, deadline: float | None) -> SimpleNamespace:
         return SimpleNamespace(started=started, session=SimpleNamespace(deadline=lambda: deadline))
 
-    now = 100.0
+    now, need = 100.0, 0.15  # seconds of buffered audio the running streams must have to spare
     new = [stream(False, None), stream(False, None)]
-    comfortable = stream(True, now + FRESH_ALONE_SLACK_S + 0.5)
-    short = stream(True, now + FRESH_ALONE_SLACK_S / 2)
-    assert _batch([*new, comfortable], now) == new
-    assert _batch([*new, comfortable, short], now) == [*new, comfortable, short]
-    assert _batch(new, now) == new and _batch([comfortable], now) == [comfortable]
+    comfortable = stream(True, now + need + 0.05)
+    short = stream(True, now + need / 2)
+    assert _batch([*new, comfortable], now, need) == new
+    assert _batch([*new, comfortable, short], now, need) == [*new, comfortable, short]
+    assert _batch(new, now, need) == new and _batch([comfortable], now, need) == [comfortable]

@@ -33,8 +33,9 @@ log = logging.getLogger(__name__)
 
 _END = object()  # queued after a stream's last event
 # New streams take a step of their own (their first audio is what users wait for) while every running stream
-# has at least this much audio buffered; otherwise they join the running streams' step.
-FRESH_ALONE_SLACK_S = 0.3
+# has audio buffered for at least this many of the pool's recent steps (the new streams' step, then the next
+# one with everybody); otherwise they join the running streams' step.
+FRESH_ALONE_STEPS = 2.0
 
 
 class EngineFull(Exception):
@@ -127,6 +128,7 @@ class _Pool:
     free: list[int]
     pending: list[Stream] = field(default_factory=list)  # admitted, row not yet reset (guarded by lock)
     active: list[Stream] = field(default_factory=list)  # engine thread only
+    recent_step_s: float = 0.0  # moving average of step time (engine thread only)
 
 
 class Engine:
@@ -275,7 +277,8 @@ class Engine:
                 ready.append(stream)
         if ready:
             ready.sort(key=_priority)
-            self._run_batch(name, pool, _batch(ready, now)[: self.max_batch])
+            batch = _batch(ready, now, FRESH_ALONE_STEPS * pool.recent_step_s)
+            self._run_batch(name, pool, batch[: self.max_batch])
         for stream in pool.active:
             if not stream.released and stream.session.finished() and self._release(stream):
                 stream._deliver([_END])
@@ -310,6 +313,7 @@ class Engine:
             return
         elapsed = time.monotonic() - now
         m.step_seconds.labels(name).observe(elapsed)
+        pool.recent_step_s += 0.2 * (elapsed - pool.recent_step_s)
         m.batch_size.labels(name).observe(len(batch))
 
         alive = [i for i, s in enumerate(batch) if not s.released]
@@ -331,14 +335,15 @@ class Engine:
             stream._deliver([error, _END])
 
 
-def _batch(ready: list[Stream], now: float) -> list[Stream]:
-    """The streams of the next step: `ready` in priority order, or only its new streams (FRESH_ALONE_SLACK_S)."""
+def _batch(ready: list[Stream], now: float, min_slack_s: float) -> list[Stream]:
+    """The streams of the next step: `ready` in priority order, or only its new streams while every running
+    stream has more than `min_slack_s` of audio buffered."""
     fresh = [s for s in ready if not s.started]
     if not fresh or len(fresh) == len(ready):
         return ready
     deadlines = [s.session.deadline() for s in ready if s.started]
     slack = min((d - now for d in deadlines if d is not None), default=float("inf"))
-    return fresh if slack > FRESH_ALONE_SLACK_S else ready
+    return fresh if slack > min_slack_s else ready
 
 
 def _priority(stream: Stream) -> tuple[int, float]:
