@@ -64,7 +64,7 @@ class RMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.ones(dim))
 
     def forward(self, x: Tensor) -> Tensor:
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+        return F.rms_norm(x, self.weight.shape, self.weight, self.eps)  # one fused op: x / rms(x) * weight
 
 
 class Mamba2(nn.Module):
@@ -118,6 +118,8 @@ class Mamba2(nn.Module):
 
     def _heads_per_group(self, t: Tensor) -> Tensor:
         """(..., G, N) -> (..., H, N): each group's B or C is shared by H / G heads."""
+        if self.cfg.n_groups == 1:
+            return t.expand(*t.shape[:-2], self.cfg.n_heads, t.shape[-1])  # a view: no copy
         return t.repeat_interleave(self.cfg.n_heads // self.cfg.n_groups, dim=-2)
 
     def _gate_and_project(self, y: Tensor, z: Tensor) -> Tensor:
