@@ -111,6 +111,10 @@ def plan_section(config: CorpusConfig, section: Section, records: list[dict[str,
         from sonare.data.augment import plan_augment
 
         return plan_augment(config, section, records)
+    if section.kind == "recordings":
+        from sonare.data.recordings import plan_recordings
+
+        return plan_recordings(section, config.language)
     from sonare.data.conversations import plan_conversations
 
     return plan_conversations(config, section)
@@ -125,6 +129,10 @@ def render_item(spec: dict[str, Any], corpus_dir: str) -> dict[str, Any]:
         from sonare.data.augment import render_augment
 
         return render_augment(spec, corpus_dir)
+    if spec["kind"] == "recordings":
+        from sonare.data.recordings import render_recording
+
+        return render_recording(spec, corpus_dir)
     from sonare.data.conversations import render_conversation
 
     return render_conversation(spec, corpus_dir)
@@ -204,9 +212,12 @@ def _build_section(config, section, out: Path, records, writer, pool, workers: i
     done = {r["id"] for r in records}
     mine = [r for r in records if r["section"] == section.name]
     fill = _Fill(sum(r["duration"] for r in mine), section.hours * 3600, len(mine), section.items)
+    by_items = fill.max_items is not None  # counted in items, not minutes of audio
     bar = tqdm(
-        total=round(fill.target / 60, 1), initial=round(min(fill.have, fill.target) / 60, 1), desc=section.name,
-        bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.1f}/{total:.1f} min [{elapsed}<{remaining}]",
+        total=fill.max_items if by_items else round(fill.target / 60, 1),
+        initial=fill.count if by_items else round(min(fill.have, fill.target) / 60, 1), desc=section.name,
+        bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.1f}/{total:.1f} "
+        + ("items" if by_items else "min") + " [{elapsed}<{remaining}]",
         disable=not progress, dynamic_ncols=True, mininterval=5,
     )  # fmt: skip
     if not fill.full():
@@ -219,7 +230,7 @@ def _build_section(config, section, out: Path, records, writer, pool, workers: i
             records.append(record)
             fill.have += record["duration"]
             fill.count += 1
-            bar.update(round(record["duration"] / 60, 3))
+            bar.update(1 if by_items else round(record["duration"] / 60, 3))
     bar.close()
     return fill.have / 3600
 

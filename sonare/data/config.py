@@ -5,7 +5,9 @@ A section renders utterances until it holds `hours` of audio (or `items` utteran
 - `augment`: acoustic copies (noise, reverberation, telephone, codecs, level, clipping) of
   utterances from earlier sections, at 16 kHz, for recognition;
 - `conversation`: one speaker's side of a dialogue, turns and in-turn holds joined by labelled
-  pauses, for turn detection.
+  pauses, for turn detection;
+- `recordings`: a dataset of real recordings at `path` (LJSpeech layout, or one such folder per speaker),
+  all of it, aligned like the teachers' speech (`sonare.data.recordings`).
 See configs/data-default.yaml for every option in use.
 """
 
@@ -38,6 +40,7 @@ class Section:
     sources: list[str] = field(default_factory=list)
     acoustic: dict[str, Any] = field(default_factory=dict)
     conversation: dict[str, Any] = field(default_factory=dict)
+    path: str = ""  # recordings: the dataset folder
 
 
 @dataclass
@@ -54,7 +57,7 @@ class CorpusConfig:
         raise KeyError(name)
 
 
-KINDS = ("speech", "augment", "conversation")
+KINDS = ("speech", "augment", "conversation", "recordings")
 
 
 def load_config(path: str | Path) -> CorpusConfig:
@@ -70,6 +73,12 @@ def load_config(path: str | Path) -> CorpusConfig:
             raise ValueError(f"section {s.name}: split must be train or heldout")
         if s.kind == "speech" and not (s.teacher and s.voices):
             raise ValueError(f"section {s.name}: speech needs a teacher and voices")
+        if s.kind == "recordings":
+            from sonare.data.recordings import read_recordings
+
+            if not s.path:
+                raise ValueError(f"section {s.name}: recordings need a path")
+            s.items = len(read_recordings(s.path))  # the whole dataset, whatever its hours
         for source in s.sources:
             if source not in names[: names.index(s.name)]:
                 raise ValueError(f"section {s.name}: source {source!r} must be an earlier section")
