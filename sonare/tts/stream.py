@@ -40,10 +40,9 @@ from sonare.tts.messages import (
 from sonare.tts.model import TTSModel, frame_features
 from sonare.tts.vocoder import HarmonicNoiseVocoder
 
-# Frames decoded per step: 32 (372 ms of audio). Per-op overhead, not arithmetic, bounds a step on a CPU, so
-# a bigger step costs little more and first audio hardly changes (13-14 ms, one stream): one stream's
-# real-time factor is 0.036 at 32 frames against 0.049 at 16 and 0.144 at 4, and the server keeps 16 streams
-# in real time at 32 frames (8 at 16; `benchmarks/tts_latency.py --frames-per-step`, `sonare bench --sweep`).
+# Frames decoded per step at most: 32 (372 ms of audio). Per-op overhead weighs heavily on a CPU step, so a
+# bigger step costs little more: one stream's real-time factor is 0.030 at 32 frames against 0.040 at 16
+# (`benchmarks/tts_latency.py --frames-per-step`); 24 and 32 measured alike on a 16-stream server.
 FRAMES_PER_STEP = 32
 # A stream's first step decodes only this many frames (186 ms), and each later step at most as many frames as
 # the stream has emitted so far (16, 16, 32, 32, ...): a burst of new streams gets its first audio from a
