@@ -35,7 +35,10 @@ def _build(args: argparse.Namespace) -> int:
     from sonare.data.build import build_corpus
     from sonare.data.config import load_config
 
-    config = load_config(args.config)
+    try:
+        config = load_config(args.config)
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"error: {args.config}: {exc}") from exc
     out = args.out or f"corpus/{config.name}"
     hours = build_corpus(config, out, workers=args.workers, sections=args.section, features=not args.no_features)
     for name, h in hours.items():
