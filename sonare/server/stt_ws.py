@@ -190,13 +190,16 @@ class TurnsSocket(SttSocket):
         self.in_turn = False
         self.committed = ""  # final text of the current turn
         self.interim = ""  # the current guess for what follows it
+        self.turn_query: dict[str, Any] = {}  # the session's turn settings so far, as `turn_`-prefixed values
 
     @property
     def turn_text(self) -> str:
         return self.committed + self.interim
 
     def turn_options(self, query: dict[str, str]) -> TurnSettings:
-        return turn_settings(query)
+        settings = turn_settings(query)
+        self.turn_query = {k: v for k, v in query.items() if k.startswith("turn_")}
+        return settings
 
     async def opened(self) -> None:
         await self.send({"type": "connected", "request_id": self.request_id})
@@ -211,7 +214,11 @@ class TurnsSocket(SttSocket):
             turn = message.get("turn")
             if not isinstance(turn, dict):
                 raise invalid("config needs a 'turn' object of settings")
-            return TurnConfig(turn_settings({f"turn_{key}": value for key, value in turn.items()}))
+            # The update is checked together with the settings already in force (start > eager_end > end).
+            merged = self.turn_query | {f"turn_{key}": value for key, value in turn.items()}
+            settings = turn_settings(merged)
+            self.turn_query = merged
+            return TurnConfig(settings)
         return {"close": EndOfAudio(), "finalize": Finalize()}.get(kind)
 
     async def on_event(self, event: Any) -> None:
