@@ -143,6 +143,7 @@ def _render_speaker(job: tuple[str, list[str], VoicesTrainConfig, str, bool]) ->
     with tmp.open("wb") as f:
         np.savez(
             f,
+            speaker=np.array(speaker),
             features=np.concatenate(features),
             lengths=lengths,
             target=np.array([target.median_lf0, target.spread_lf0, *target.envelope], np.float32),
@@ -205,13 +206,12 @@ class SpeakerClips:
     analysed: np.ndarray  # (clips, PROFILE_DIM) direct analysis of each clip (validation speakers only)
 
 
-def load_bank(files: list[Path], speakers: list[str]) -> list[SpeakerClips]:
-    by_file = {f"{zlib.crc32(s.encode()):08x}.npz": s for s in speakers}
+def load_bank(files: list[Path]) -> list[SpeakerClips]:
     out = []
     for f in files:
         z = np.load(f)
         clips = np.split(z["features"], np.cumsum(z["lengths"])[:-1])
-        out.append(SpeakerClips(by_file[f.name], clips, z["target"], float(z["bandwidth"]), z["analysed"]))
+        out.append(SpeakerClips(str(z["speaker"]), clips, z["target"], float(z["bandwidth"]), z["analysed"]))
     return out
 
 
@@ -340,8 +340,7 @@ def train(cfg: VoicesTrainConfig, progress: bool = True) -> Path:
     torch.set_num_threads(cfg.threads)
     run = Path(cfg.run_dir)
     files = build_bank(cfg, progress)
-    names = sorted(training_speakers(cfg.manifests))
-    bank = load_bank(files, names)
+    bank = load_bank(files)
     train_set = [s for s in bank if not is_validation(s.name, cfg.val_fraction)]
     val_set = [s for s in bank if is_validation(s.name, cfg.val_fraction)]
     print(f"voices: {len(train_set)} training speakers, {len(val_set)} validation speakers")
@@ -402,8 +401,7 @@ def export(cfg: VoicesTrainConfig, out: str | os.PathLike) -> Path:
     ckpt = torch.load(Path(cfg.run_dir) / "checkpoint.pt", weights_only=False)
     model = ProfileNet(ProfileNetConfig(**cfg.model))
     model.load_state_dict(ckpt["model"])
-    files = build_bank(cfg, progress=False)
-    bank = load_bank(files, sorted(training_speakers(cfg.manifests)))
+    bank = load_bank(build_bank(cfg, progress=False))
     metrics = validate(model, [s for s in bank if is_validation(s.name, cfg.val_fraction)])
     path = Path(out) / "encoder.safetensors"
     save_profile_net(model, path, {"step": str(ckpt["step"]), "validation": json.dumps(metrics)})
