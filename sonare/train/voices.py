@@ -34,7 +34,7 @@ import yaml
 
 from sonare.audio.features import F_MAX, F_MIN, N_MELS
 from sonare.train.common import save_atomic, warmup_cosine
-from sonare.tts.acoustic import mel_points
+from sonare.tts.acoustic import hz_to_mel, mel_points, mel_to_hz
 from sonare.tts.adapt import warp_envelope
 from sonare.voices.profile_net import (
     BANDWIDTH_HZ,
@@ -215,24 +215,17 @@ def load_bank(files: list[Path]) -> list[SpeakerClips]:
     return out
 
 
-def _feature_mel_centres() -> torch.Tensor:
-    """Centre frequencies (Hz) of the STT log-mel bins."""
-    lo, hi = (2595 * math.log10(1 + f / 700) for f in (F_MIN, F_MAX))
-    mel = torch.linspace(lo, hi, N_MELS + 2)[1:-1]
-    return 700 * (10 ** (mel / 2595) - 1)
-
-
 def warp_features(features: torch.Tensor, ratio: torch.Tensor) -> torch.Tensor:
     """features (B, T, FEATURE_DIM), ratio (B,) -> spectra with formants and harmonics scaled by `ratio`.
 
     The warped spectrum at frequency f is the original's at f / ratio (read off the mel bins by linear
     interpolation, the top bin held beyond the band); the pitch track moves by log(ratio) where voiced.
     """
-    centres = _feature_mel_centres()
-    source_mel = 2595 * torch.log10(1 + centres[None, :] / ratio[:, None] / 700)  # (B, N_MELS)
-    lo_mel, hi_mel = (2595 * math.log10(1 + f / 700) for f in (F_MIN, F_MAX))
-    step = (hi_mel - lo_mel) / (N_MELS + 1)
-    pos = ((source_mel - lo_mel) / step - 1).clamp(0, N_MELS - 1)
+    # Centres of the STT front end's mel filters, evenly spaced on the same (HTK) mel scale.
+    centres_mel = np.linspace(hz_to_mel(F_MIN), hz_to_mel(F_MAX), N_MELS + 2)[1:-1]
+    source_mel = hz_to_mel(mel_to_hz(centres_mel)[None, :] / ratio.numpy()[:, None])  # (B, N_MELS)
+    step = centres_mel[1] - centres_mel[0]
+    pos = torch.from_numpy((source_mel - centres_mel[0]) / step).float().clamp(0, N_MELS - 1)
     lo = pos.floor().long().clamp(max=N_MELS - 2)
     frac = (pos - lo)[:, None, :]
     lo = lo[:, None, :].expand(-1, features.shape[1], -1)
