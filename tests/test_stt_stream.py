@@ -80,10 +80,13 @@ def test_chunk_sizes_do_not_change_events(recognizer, speech):
 @pytest.mark.parametrize("rate", [8000, 44100, 48000])
 def test_any_rate_is_resampled(recognizer, speech, rate):
     from sonare.audio.resample import resample
+    from sonare.stt.stream import STTStreamingModel
 
+    # Greedy decoding: this measures the front end, and the language model's whole-word swings would blur it.
+    acoustic = STTStreamingModel(recognizer.model, recognizer.eager_threshold, recognizer.end_threshold)
     audio, native, text = speech
-    heard = recognizer.transcribe(resample(audio, native, rate), rate)
-    reference = recognizer.transcribe(audio, native)
+    heard = acoustic.transcribe(resample(audio, native, rate), rate)
+    reference = acoustic.transcribe(audio, native)
     if SHIPPED:  # 8 kHz loses the band above 4 kHz, so it may cost a little
         assert _cer(text, heard) <= _cer(text, reference) + 0.15
     else:

@@ -1,10 +1,13 @@
 """A smoke run of the STT recipe on the fixture corpus: trains, validates, resumes, exports, loads, streams."""
 
 import json
+from dataclasses import asdict
 
 import numpy as np
 import torch
+import yaml
 
+from sonare.train.lm import LMTrainConfig, train_lm
 from sonare.train.stt import STTTrainConfig, collate, export, train
 
 SMALL = {"channels": 8, "d_model": 32, "n_layers": 2, "d_state": 8, "head_dim": 16}
@@ -27,9 +30,40 @@ def test_recipe_trains_resumes_and_exports(fixture_corpus, tmp_path):
     assert all(r["val"]["wer"] >= 0.0 for r in validations) and "heldout" in validations[-1]
 
     recognizer = load_from(export(cfg, tmp_path / "export"))
+    assert recognizer.lm is None  # no language model yet: greedy decoding
     audio = np.random.default_rng(0).normal(0, 0.1, 16000).astype(np.float32)
     events = list(recognizer.stream([audio], RecognitionOptions()))
     assert all(isinstance(e.text, str) for e in events if isinstance(e, Transcript))
+
+    # The language model recipe, its beam tuned for this model on the recipe's held-back clips.
+    recipe = tmp_path / "stt.yaml"
+    recipe.write_text(yaml.safe_dump(asdict(cfg)))
+    own_text = tmp_path / "domain.txt"
+    own_text.write_text("the flux capacitor is ready\n")
+    lm_cfg = LMTrainConfig(
+        generated_sentences=300, wordnet=False, text_files=[str(own_text)], stt_recipe=str(recipe),
+        alphas=[0.5], betas=[1.0, 2.0], beam=4,
+    )  # fmt: skip
+    train_lm(lm_cfg, tmp_path / "export")
+    recognizer = load_from(tmp_path / "export")
+    assert "capacitor" in recognizer.lm.words and recognizer.beam.alpha == 0.5 and recognizer.beam.beam == 4
+    assert recognizer.beam.beta in (1.0, 2.0)
+    events = list(recognizer.stream([audio], RecognitionOptions()))
+    assert all(isinstance(e.text, str) for e in events if isinstance(e, Transcript))
+
+
+def test_a_model_grows_deeper_without_changing_what_it_computes(tmp_path):
+    from sonare.stt.model import STTConfig, STTModel
+    from sonare.train.stt import initial_weights
+
+    torch.manual_seed(0)
+    small = STTModel(STTConfig(**SMALL)).eval()
+    torch.save({"model": small.state_dict(), "model_config": small.cfg.to_dict()}, tmp_path / "best.pt")
+    deeper = initial_weights(str(tmp_path / "best.pt"), {"n_layers": 4}).eval()
+    assert len(deeper.encoder.layers) == 4
+    mel = torch.randn(2, 80, 80)
+    with torch.no_grad():
+        assert torch.allclose(small(mel)[0], deeper(mel)[0], atol=1e-6)
 
 
 def test_collate_masks_and_augments(fixture_corpus, tmp_path):

@@ -1,5 +1,7 @@
 """Greedy CTC decoding, one encoder frame at a time, into words with timestamps.
 
+The decoder for a model without a language model beside it (`sonare.stt.beam` is the one with).
+
 The best path is append-only: a character, once emitted, is never taken back. So the words of a partial
 transcript are a prefix of every later partial, apart from the last word, which may still be growing; that
 is the stability the streaming API promises (a partial revises at most its last word).
@@ -9,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from sonare.stt.messages import Word
 from sonare.stt.model import FRAME_SECONDS
 from sonare.stt.vocab import ALPHABET, BLANK, SPACE
@@ -16,6 +20,13 @@ from sonare.stt.vocab import ALPHABET, BLANK, SPACE
 # A causal CTC model emits a character's spike some frames after the sound (it waits for evidence). Word
 # times undo that delay, measured with `python -m sonare.stt.bench` (word timestamp errors on held-out clips).
 EMISSION_DELAY_FRAMES = 0
+
+
+def word_at(chars: str, first_frame: int, last_frame: int) -> Word:
+    """A word spelled from encoder frame `first_frame` to `last_frame`, with its times in seconds."""
+    start = max(0, first_frame - EMISSION_DELAY_FRAMES - 1) * FRAME_SECONDS
+    end = max(start + FRAME_SECONDS, (last_frame - EMISSION_DELAY_FRAMES + 1) * FRAME_SECONDS)
+    return Word(chars, round(start, 3), round(end, 3))
 
 
 @dataclass
@@ -28,29 +39,23 @@ class GreedyDecoder:
     first_frame: int = 0
     last_frame: int = 0
 
-    def push(self, token: int, frame: int) -> bool:
-        """Feed the best token of encoder frame `frame`; True when the text changed."""
-        changed = False
+    def push(self, logp: np.ndarray, frame: int) -> None:
+        """Feed one encoder frame's CTC log-probabilities (V,)."""
+        token = int(logp.argmax())
         if token != self.previous and token != BLANK:
             if token == SPACE:
-                changed = self._close_word()
+                self._close_word()
             else:
                 if not self.chars:
                     self.first_frame = frame
                 self.chars += ALPHABET[token - 1]
                 self.last_frame = frame
-                changed = True
         self.previous = token
-        return changed
 
-    def _close_word(self) -> bool:
-        if not self.chars:
-            return False
-        start = max(0, self.first_frame - EMISSION_DELAY_FRAMES - 1) * FRAME_SECONDS
-        end = max(start + FRAME_SECONDS, (self.last_frame - EMISSION_DELAY_FRAMES + 1) * FRAME_SECONDS)
-        self.words.append(Word(self.chars, round(start, 3), round(end, 3)))
-        self.chars = ""
-        return False  # closing a word does not change the text
+    def _close_word(self) -> None:
+        if self.chars:
+            self.words.append(word_at(self.chars, self.first_frame, self.last_frame))
+            self.chars = ""
 
     def text(self) -> str:
         """The segment's words so far, each preceded by a space (the transport's joining convention)."""

@@ -6,7 +6,8 @@ stream with at least one whole 40 ms encoder frame queued,
 
   1. runs the subsampler and SSM encoder over all its queued frames (up to MAX_FRAMES_PER_STEP), rows of
      different lengths batched together through the carried-state forward,
-  2. decodes the CTC head greedily into words, emitting a partial transcript when the text changed,
+  2. decodes the CTC head into words (beam search with the word language model stored beside the weights,
+     or greedily when there is none), emitting a partial transcript when the text changed,
   3. feeds the turn head to the turn tracker: start / eager_end / resume / end events, with the turn's final
      transcript (and word timestamps) just before `end`,
   4. honours a Finalize or the end of audio once every frame received before it has been encoded.
@@ -28,7 +29,9 @@ import torch
 from sonare.audio.features import N_MELS, SAMPLE_RATE, StreamingLogMel
 from sonare.audio.resample import StreamingResampler
 from sonare.ssm import BatchState
+from sonare.stt.beam import BeamDecoder, BeamSettings
 from sonare.stt.decode import GreedyDecoder
+from sonare.stt.lm import WordLM
 from sonare.stt.messages import (
     AudioIn,
     EndOfAudio,
@@ -56,7 +59,13 @@ class _Mark:
 
 
 class STTSession:
-    def __init__(self, options: RecognitionOptions, eager_threshold: float, end_threshold: float):
+    def __init__(
+        self,
+        options: RecognitionOptions,
+        decoder: GreedyDecoder | BeamDecoder,
+        eager_threshold: float,
+        end_threshold: float,
+    ):
         self.options = options
         self.resampler = StreamingResampler(options.sample_rate, SAMPLE_RATE)
         self.features = StreamingLogMel()
@@ -65,7 +74,7 @@ class STTSession:
         self.frames_received = 0  # log-mel frames ever produced
         self.frames_encoded = 0  # log-mel frames ever encoded (a multiple of SUBSAMPLING)
         self.marks: collections.deque[_Mark] = collections.deque()
-        self.decoder = GreedyDecoder()
+        self.decoder = decoder
         self.turns = TurnTracker(eager_threshold, end_threshold)
         self.turns.configure(options.turn)
         self.segment_start = 0.0
@@ -140,10 +149,19 @@ class STTStreamingModel:
 
     name = "stt"
 
-    def __init__(self, model: STTModel, eager_threshold: float, end_threshold: float):
+    def __init__(
+        self,
+        model: STTModel,
+        eager_threshold: float,
+        end_threshold: float,
+        lm: WordLM | None = None,
+        beam: BeamSettings | None = None,
+    ):
         self.model = model.eval()
         self.eager_threshold = eager_threshold
         self.end_threshold = end_threshold
+        self.lm = lm
+        self.beam = beam or BeamSettings()
 
     def new_state(self, slots: int) -> BatchState:
         return self.model.new_state(slots)
@@ -155,7 +173,8 @@ class STTStreamingModel:
             raise ValueError(f"sample_rate must be between {MIN_RATE} and {MAX_RATE} Hz")
         if options.language not in LANGUAGES:
             raise ValueError(f"language {options.language!r} is not supported (supported: {', '.join(LANGUAGES)})")
-        return STTSession(options, self.eager_threshold, self.end_threshold)
+        decoder = BeamDecoder(self.lm, self.beam) if self.lm is not None else GreedyDecoder()
+        return STTSession(options, decoder, self.eager_threshold, self.end_threshold)
 
     # -- one batched step --------------------------------------------------------------------------------
 
@@ -172,21 +191,21 @@ class STTStreamingModel:
             idx = torch.tensor(rows)
             ctc, turn, new = self.model(mel, state.gather(idx), lengths)
             state.scatter_(idx, new)
-            tokens = ctc.argmax(-1).tolist()
+            logp = torch.log_softmax(ctc, -1).numpy()
             probs = torch.sigmoid(turn).tolist()
             for r, i in enumerate(rows):
                 s = sessions[i]
                 first = s.frames_encoded // SUBSAMPLING - int(lengths[r])
                 for k in range(int(lengths[r])):
-                    self._frame(s, tokens[r][k], probs[r][k], first + k, events[i])
+                    self._frame(s, logp[r, k], probs[r][k], first + k, events[i])
                 self._emit_partial(s, events[i])
         for i, s in enumerate(sessions):
             while s.mark_due():
                 self._settle_mark(s, s.marks.popleft(), events[i])
         return state, events
 
-    def _frame(self, s: STTSession, token: int, probs: list[float], frame: int, out: list[Any]) -> None:
-        s.decoder.push(token, frame)
+    def _frame(self, s: STTSession, logp: np.ndarray, probs: list[float], frame: int, out: list[Any]) -> None:
+        s.decoder.push(logp, frame)
         if not s.options.turn_detection:
             return
         kind = s.turns.push(probs[TURN_END], probs[TURN_SPEECH])

@@ -11,10 +11,13 @@ WEIGHTS_NAME = "stt.safetensors"
 
 
 def load_from(directory: str | os.PathLike):
-    """An `STTStreamingModel` from `stt.safetensors` in `directory` (config and turn thresholds in its metadata)."""
+    """An `STTStreamingModel` from `stt.safetensors` in `directory` (config and turn thresholds in its metadata),
+    decoding with the word language model `lm.safetensors` when the directory has one."""
     from safetensors import safe_open
     from safetensors.torch import load_file
 
+    from sonare.stt.beam import BeamSettings
+    from sonare.stt.lm import LM_FILE, WordLM
     from sonare.stt.model import STTConfig, STTModel
     from sonare.stt.stream import STTStreamingModel
 
@@ -23,7 +26,10 @@ def load_from(directory: str | os.PathLike):
         meta = f.metadata()
     model = STTModel(STTConfig(**json.loads(meta["config"])))
     model.load_state_dict(load_file(str(weights)))
-    return STTStreamingModel(model, float(meta["eager_threshold"]), float(meta["end_threshold"]))
+    lm_path = Path(directory) / LM_FILE
+    lm = WordLM.load(lm_path) if lm_path.exists() else None
+    beam = BeamSettings(**lm.decoding) if lm is not None else None
+    return STTStreamingModel(model, float(meta["eager_threshold"]), float(meta["end_threshold"]), lm, beam)
 
 
 def load_default(model_dir: str | os.PathLike | None = None):

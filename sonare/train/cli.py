@@ -1,4 +1,4 @@
-"""`sonare train tts|stt|voices --config FILE [--export DIR]`: run (or resume) a training recipe, then export."""
+"""`sonare train tts|stt|lm|voices --config FILE [--export DIR]`: run (or resume) a training recipe, then export."""
 
 from __future__ import annotations
 
@@ -22,6 +22,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     stt.add_argument("--init-from", metavar="PATH", help="start a new run from these weights (.pt or model dir)")
     stt.add_argument("--no-progress", action="store_true")
     stt.set_defaults(handler=_train_stt)
+    lm = which.add_parser("lm", help="the STT word language model, its beam search tuned for an STT model")
+    lm.add_argument("--config", required=True, help="recipe YAML, e.g. configs/lm-default.yaml")
+    lm.add_argument("--export", metavar="DIR", default="sonare/assets/stt", help="the STT model directory")
+    lm.set_defaults(handler=_train_lm)
     voices = which.add_parser("voices", help="the speaker encoder that cloning measures clips with")
     voices.add_argument("--config", required=True, help="recipe YAML, e.g. configs/voices-default.yaml")
     voices.add_argument("--export", metavar="DIR", help="after training, write encoder.safetensors here")
@@ -55,6 +59,13 @@ def _train_stt(args: argparse.Namespace) -> int:
     if args.export or args.export_only:
         out = export(cfg, args.export or "sonare/assets/stt")
         print(f"exported to {out}")
+    return 0
+
+
+def _train_lm(args: argparse.Namespace) -> int:
+    from sonare.train.lm import LMTrainConfig, train_lm
+
+    print(f"exported to {train_lm(LMTrainConfig.load(args.config), args.export)}")
     return 0
 
 

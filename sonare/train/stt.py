@@ -20,7 +20,7 @@ import os
 import random
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -54,7 +54,7 @@ class STTTrainConfig:
     # Frame-level phoneme targets from the corpus alignments, through an auxiliary head that only training
     # uses: a dense signal at every frame that teaches the encoder acoustics far faster than CTC alone.
     phone_weight: float = 0.3
-    init_from: str | None = None  # weights to start from when the run has no checkpoint (see _initial_weights)
+    init_from: str | None = None  # weights to start from when the run has no checkpoint (see initial_weights)
     gain_db: float = 12.0  # random level change per utterance, +- dB
     freq_masks: int = 2
     freq_mask_bins: int = 12
@@ -187,7 +187,7 @@ def feature_statistics(items: list[Utterance], limit: int = 500) -> tuple[torch.
     return torch.from_numpy(sample.mean(0)).float(), torch.from_numpy(sample.std(0)).float().clamp(min=1e-2)
 
 
-def _load_data(cfg: STTTrainConfig, run: Path) -> tuple[list[Utterance], dict[str, list[Utterance]]]:
+def load_data(cfg: STTTrainConfig, run: Path) -> tuple[list[Utterance], dict[str, list[Utterance]]]:
     train_all, heldout = [], []
     for source in cfg.sources:
         train_all += load_source(source, "train", run / "features", cfg.teachers_out)
@@ -207,15 +207,34 @@ def _load_data(cfg: STTTrainConfig, run: Path) -> tuple[list[Utterance], dict[st
     return train, sets
 
 
-def _initial_weights(source: str) -> STTModel:
-    """A model from a run's checkpoint or best.pt, or from an exported model directory (stt.safetensors)."""
+def initial_weights(source: str, model_overrides: dict) -> STTModel:
+    """A model from a run's checkpoint or best.pt, or from an exported model directory (stt.safetensors).
+
+    A recipe may ask for more encoder layers than the source has: the source's layers keep their weights and
+    the extra layers, stacked on top, start as identities (output projection zeroed, so each residual block
+    adds nothing), which lets a plateaued model grow deeper without losing what it has learnt.
+    """
     from sonare.stt.weights import load_from
 
     if Path(source).is_dir():
-        return load_from(source).model
-    start = torch.load(source, weights_only=False)
-    model = STTModel(STTConfig(**start["model_config"]))
-    model.load_state_dict(start["model"])
+        start = load_from(source).model
+    else:
+        saved = torch.load(source, weights_only=False)
+        start = STTModel(STTConfig(**saved["model_config"]))
+        start.load_state_dict(saved["model"])
+    n_layers = model_overrides.get("n_layers", start.cfg.n_layers)
+    if n_layers == start.cfg.n_layers:
+        return start
+    if n_layers < start.cfg.n_layers:
+        raise SystemExit(f"init_from has {start.cfg.n_layers} encoder layers; a model can grow, not shrink")
+    model = STTModel(replace(start.cfg, n_layers=n_layers))
+    missing, unexpected = model.load_state_dict(start.state_dict(), strict=False)
+    new_layers = {f"encoder.layers.{i}." for i in range(start.cfg.n_layers, n_layers)}
+    if unexpected or any(not any(k.startswith(p) for p in new_layers) for k in missing):
+        raise SystemExit(f"init_from does not match the model: missing {missing}, unexpected {unexpected}")
+    with torch.no_grad():
+        for i in range(start.cfg.n_layers, n_layers):
+            model.encoder.layers[i].mixer.out_proj.weight.zero_()
     return model
 
 
@@ -226,7 +245,7 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
     torch.set_flush_denormal(True)
     run = Path(cfg.run_dir)
     run.mkdir(parents=True, exist_ok=True)
-    train_set, val_sets = _load_data(cfg, run)
+    train_set, val_sets = load_data(cfg, run)
     if not train_set:
         raise SystemExit("no STT training utterances in the sources")
 
@@ -240,7 +259,7 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
         model.load_state_dict(ckpt["model"])
         step, best = ckpt["step"], ckpt.get("best")
     elif cfg.init_from:
-        model = _initial_weights(cfg.init_from)  # feature statistics included
+        model = initial_weights(cfg.init_from, cfg.model)  # feature statistics included
         step, best = 0, None
         print(f"STT: starting from the weights of {cfg.init_from}")
     else:
@@ -316,28 +335,28 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
 
 
 @torch.no_grad()
-def _outputs(model: STTModel, items: list[Utterance], cfg: STTTrainConfig):
-    """Per utterance: greedy tokens and (end, speech) probabilities, in batches of similar length."""
+def model_outputs(model: STTModel, items: list[Utterance], cfg: STTTrainConfig):
+    """Per utterance: CTC log-probabilities (L, V) and (end, speech) probabilities, in batches of similar length."""
     model.eval()
     order = sorted(range(len(items)), key=lambda i: len(items[i].mel))
-    results: dict[int, tuple[list[int], np.ndarray]] = {}
+    results: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for chunk in range(0, len(order), 16):
         idx = order[chunk : chunk + 16]
         batch = collate([items[i] for i in idx], model, cfg, None)
         ctc, turn, _ = model(batch["mel"], lengths=batch["lengths"])
-        tokens, probs = ctc.argmax(-1), torch.sigmoid(turn)
+        logp, probs = torch.log_softmax(ctc, -1), torch.sigmoid(turn)
         for r, i in enumerate(idx):
             n = int(batch["lengths"][r])
-            results[i] = (tokens[r, :n].tolist(), probs[r, :n].numpy())
+            results[i] = (logp[r, :n].numpy(), probs[r, :n].numpy())
     return [results[i] for i in range(len(items))]
 
 
-def greedy_text(tokens: list[int]) -> str:
+def greedy_text(logp: np.ndarray) -> str:
     from sonare.stt.decode import GreedyDecoder
 
     decoder = GreedyDecoder()
-    for k, token in enumerate(tokens):
-        decoder.push(token, k)
+    for k, row in enumerate(logp):
+        decoder.push(row, k)
     return " ".join(w.word for w in decoder.take_segment())
 
 
@@ -363,8 +382,8 @@ def validate(model: STTModel, val_sets: dict[str, list[Utterance]], cfg: STTTrai
 
     record: dict = {"step": step}
     for name, items in val_sets.items():
-        outputs = _outputs(model, items, cfg)
-        errors = corpus_errors((u.text, greedy_text(tokens)) for u, (tokens, _) in zip(items, outputs, strict=True))
+        outputs = model_outputs(model, items, cfg)
+        errors = corpus_errors((u.text, greedy_text(logp)) for u, (logp, _) in zip(items, outputs, strict=True))
         result: dict = {"wer": round(errors.wer, 4), "utterances": len(items)}
         turns = [(u, o) for u, o in zip(items, outputs, strict=True) if u.pauses]
         if turns:
@@ -395,7 +414,7 @@ def export(cfg: STTTrainConfig, out_dir: str | os.PathLike) -> Path:
     best = ckpt.get("best") or {}
     model = STTModel(STTConfig(**ckpt["model_config"]))
     model.load_state_dict(ckpt["model"])
-    _, val_sets = _load_data(cfg, run)
+    _, val_sets = load_data(cfg, run)
     held_back = {"val": val_sets["val"]} if "val" in val_sets else {}
     step = best.get("step", ckpt.get("step"))
     thresholds = validate(model, held_back, cfg, step).get("val", {}).get("thresholds", {}) if held_back else {}

@@ -1,0 +1,171 @@
+"""CTC prefix beam search with a word language model, one encoder frame at a time.
+
+Each hypothesis is a prefix: the words it has closed and the word it is spelling. Per frame every prefix is
+extended by blank, by repeating its last letter, and by each letter the CTC head gives more than
+`prune` log-probability (usually one or two), the standard prefix-merging rules keeping the probability of
+ending in blank and in a letter apart. A hypothesis pays `alpha * log P(word | two words before) + beta`
+when it closes a word (`sonare.stt.lm`); spelling its way out of every known word costs `alpha * oov` at
+once, so such prefixes fall out of the beam early instead of when the space finally comes.
+
+Stability, as the streaming API promises (a partial revises at most its last word): the words that every
+hypothesis in the beam agrees on are committed and can never change, since every later hypothesis descends
+from one of these. A partial shows the committed words and one tentative word of the best hypothesis.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from sonare.stt.decode import word_at
+from sonare.stt.lm import BOS, EOS, WordLM
+from sonare.stt.messages import Word
+from sonare.stt.vocab import ALPHABET, BLANK, SPACE
+
+NEG = -1e30
+
+
+@dataclass(frozen=True)
+class BeamSettings:
+    alpha: float = 0.7  # language model weight
+    beta: float = 3.0  # bonus per word (balances the LM's cost of every word against deletions)
+    oov: float = -20.0  # log-probability charged for a word the LM does not know
+    beam: int = 12  # hypotheses kept per frame
+    prune: float = -8.0  # letters below this log-probability in a frame are not tried
+
+
+def _logsumexp(a: float, b: float) -> float:
+    if a < b:
+        a, b = b, a
+    return a if b <= NEG else a + math.log1p(math.exp(b - a))
+
+
+@dataclass
+class _Hyp:
+    blank: float  # log P(prefix, last frame blank)
+    letter: float  # log P(prefix, last frame a letter)
+    lm: float  # language model score of the prefix so far
+    words: tuple[Word, ...]  # closed words, with frames of their first and last letters as times
+    first: int  # frame of the first letter of the word being spelled
+    last_frame: int  # frame of its latest letter
+    last: int  # the prefix's last symbol (SPACE after a closed word, BLANK at the start)
+
+    def total(self) -> float:
+        return _logsumexp(self.blank, self.letter) + self.lm
+
+
+class BeamDecoder:
+    """Same interface as `GreedyDecoder`: `push` frames, read `text()` / `words`, `take_segment()`."""
+
+    def __init__(self, lm: WordLM, settings: BeamSettings):
+        self.lm = lm
+        self.settings = settings
+        self._reset()
+
+    def _reset(self) -> None:
+        self.hyps: dict[tuple[tuple[str, ...], str], _Hyp] = {((), ""): _Hyp(0.0, NEG, 0.0, (), 0, 0, BLANK)}
+        self.committed = 0  # leading words all hypotheses share
+
+    # -- scoring ------------------------------------------------------------------------------------------
+
+    def _word_score(self, words: tuple[str, ...], word: str) -> float:
+        history = (BOS, BOS, *words)[-2:]
+        lp = self.lm.log_prob(history[0], history[1], word)
+        if lp is None:  # unknown: charged `oov` now, unless its spelling already paid when it left every word
+            lp = self.settings.oov if word in self.lm.prefixes else 0.0
+        return self.settings.beta + self.settings.alpha * lp
+
+    def _letter_score(self, part: str, extended: str) -> float:
+        """The cost of spelling `extended` after `part`: `alpha * oov` when it leaves every known word."""
+        prefixes = self.lm.prefixes
+        if (not part or part in prefixes) and extended not in prefixes:
+            return self.settings.alpha * self.settings.oov
+        return 0.0
+
+    # -- decoding -----------------------------------------------------------------------------------------
+
+    def push(self, logp: np.ndarray, frame: int) -> None:
+        """Feed one encoder frame's CTC log-probabilities (V,)."""
+        s = self.settings
+        row = logp.tolist()
+        letters = [k for k in np.flatnonzero(logp > s.prune).tolist() if k != BLANK]
+        new: dict[tuple[tuple[str, ...], str], _Hyp] = {}
+
+        def add(key, blank: float, letter: float, lm: float, words, first: int, last_frame: int, last: int) -> None:
+            hyp = new.get(key)
+            if hyp is None:
+                new[key] = _Hyp(blank, letter, lm, words, first, last_frame, last)
+            else:
+                hyp.blank = _logsumexp(hyp.blank, blank)
+                hyp.letter = _logsumexp(hyp.letter, letter)
+
+        for key, h in self.hyps.items():
+            words, part = key
+            both = _logsumexp(h.blank, h.letter)
+            add(key, both + row[BLANK], NEG, h.lm, h.words, h.first, h.last_frame, h.last)
+            if h.last != BLANK:  # the last symbol held over this frame (no blank between: one symbol)
+                add(key, NEG, h.letter + row[h.last], h.lm, h.words, h.first, h.last_frame, h.last)
+            for k in letters:
+                # A repeated symbol only counts as new after a blank.
+                source = h.blank if k == h.last else both
+                if k == SPACE:
+                    if not part:
+                        add(key, NEG, source + row[k], h.lm, h.words, h.first, h.last_frame, SPACE)
+                        continue
+                    closed = (*words, part)
+                    word = word_at(part, h.first, h.last_frame)
+                    lm = h.lm + self._word_score(words, part)
+                    add((closed, ""), NEG, source + row[k], lm, (*h.words, word), 0, 0, SPACE)
+                else:
+                    extended = part + ALPHABET[k - 1]
+                    lm = h.lm + self._letter_score(part, extended)
+                    first = frame if not part else h.first
+                    add((words, extended), NEG, source + row[k], lm, h.words, first, frame, k)
+        best = sorted(new.items(), key=lambda item: item[1].total(), reverse=True)[: s.beam]
+        self.hyps = dict(best)
+        self._commit()
+
+    def _commit(self) -> None:
+        keys = [words for words, _ in self.hyps]
+        shortest = min(len(w) for w in keys)
+        n = self.committed
+        while n < shortest and all(w[n] == keys[0][n] for w in keys):
+            n += 1
+        self.committed = n
+
+    def _best(self) -> _Hyp:
+        return max(self.hyps.values(), key=_Hyp.total)
+
+    @property
+    def words(self) -> list[Word]:
+        """The committed words of the segment (they will not change)."""
+        return list(self._best().words[: self.committed])
+
+    def text(self) -> str:
+        """Committed words and the best hypothesis's next word (closed or being spelled), each after a space."""
+        key, best = max(self.hyps.items(), key=lambda item: item[1].total())
+        words, part = key
+        shown = list(words[: self.committed])
+        tentative = words[self.committed] if len(words) > self.committed else part
+        if tentative:
+            shown.append(tentative)
+        return "".join(" " + w for w in shown)
+
+    def take_segment(self) -> list[Word]:
+        """Close the segment with its best full hypothesis (the word being spelled and the sentence end
+        scored), leaving the decoder ready for the next."""
+
+        def final(item: tuple[tuple[tuple[str, ...], str], _Hyp]) -> tuple[float, tuple[Word, ...]]:
+            (words, part), h = item
+            score, out = h.total(), h.words
+            if part:
+                score += self._word_score(words, part)
+                words, out = (*words, part), (*out, word_at(part, h.first, h.last_frame))
+            history = (BOS, BOS, *words)[-2:]
+            return score + self.settings.alpha * (self.lm.log_prob(history[0], history[1], EOS) or 0.0), out
+
+        _, words = max((final(item) for item in self.hyps.items()), key=lambda pair: pair[0])
+        self._reset()
+        return list(words)

@@ -1,0 +1,119 @@
+"""The recogniser's word language model: `sonare train lm --config configs/lm-default.yaml --export DIR`.
+
+1. Text, in spoken form (`sonare.text.normalize`, then the CTC alphabet's word rules): sentences from the
+   project's generator (training split only: a held-out sentence never enters the model), the WordNet usage
+   examples of the training split, and any text files of the team's own (one sentence per line: product
+   names, domain phrases). Duplicates are kept: frequency is what the model learns.
+2. An interpolated Kneser-Ney trigram model of it (`sonare.stt.lm`).
+3. The beam search settings (LM weight, word bonus) tuned for one acoustic model, on the STT recipe's
+   held-back training clips (never the held-out split): the grid point with the lowest WER.
+
+It writes `lm.safetensors` into the STT model directory; rerun it whenever the acoustic model changes, since
+the best weights depend on how sure that model is of its letters.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import yaml
+
+from sonare.stt.beam import BeamDecoder, BeamSettings
+from sonare.stt.lm import LM_FILE, WordLM
+
+
+@dataclass
+class LMTrainConfig:
+    generated_sentences: int = 100_000
+    seed: int = 1
+    wordnet: bool = True
+    text_files: list[str] = field(default_factory=list)
+    discount: float = 0.75
+    stt_recipe: str | None = "configs/stt-default.yaml"  # its held-back training clips tune the beam
+    tune_clips: int = 100
+    alphas: list[float] = field(default_factory=lambda: [0.5, 0.7, 0.9])
+    betas: list[float] = field(default_factory=lambda: [1.5, 3.0, 4.5])
+    beam: int = BeamSettings.beam
+
+    @staticmethod
+    def load(path: str | os.PathLike) -> LMTrainConfig:
+        with open(path) as f:
+            return LMTrainConfig(**(yaml.safe_load(f) or {}))
+
+
+def training_text(cfg: LMTrainConfig) -> list[str]:
+    """The model's sentences in spoken form."""
+    from sonare.stt.vocab import spoken_text
+    from sonare.text.corpus import corpus_sentences
+    from sonare.text.normalize import normalize
+    from sonare.text.sentences import generate_sentences, split_of
+
+    sentences = generate_sentences(cfg.generated_sentences, seed=cfg.seed, split="train")
+    if cfg.wordnet:
+        sentences += [s for s in corpus_sentences() if split_of(s) == "train"]
+    for path in cfg.text_files:
+        sentences += Path(path).read_text(encoding="utf-8").splitlines()
+    spoken = (spoken_text(normalize(s)) for s in sentences)
+    return [s for s in spoken if s]
+
+
+def tune(lm: WordLM, cfg: LMTrainConfig, stt_dir: str | os.PathLike) -> tuple[BeamSettings, dict]:
+    """The grid's best beam settings for the acoustic model in `stt_dir`, and the WERs measured."""
+    import torch
+
+    from sonare.eval.wer import corpus_errors
+    from sonare.stt.weights import load_from
+    from sonare.train.stt import STTTrainConfig, greedy_text, load_data, model_outputs
+
+    stt_cfg = STTTrainConfig.load(cfg.stt_recipe)
+    _, val_sets = load_data(stt_cfg, Path(stt_cfg.run_dir))
+    items = val_sets.get("val", [])[: cfg.tune_clips]
+    if not items:
+        raise SystemExit(f"no held-back training clips from {cfg.stt_recipe} to tune the beam with")
+    torch.set_num_threads(stt_cfg.threads)
+    logps = [logp for logp, _ in model_outputs(load_from(stt_dir).model, items, stt_cfg)]
+
+    def wer(decode) -> float:
+        return corpus_errors((u.text, decode(logp)) for u, logp in zip(items, logps, strict=True)).wer
+
+    def beam_text(settings: BeamSettings):
+        def decode(logp) -> str:
+            decoder = BeamDecoder(lm, settings)
+            for k, row in enumerate(logp):
+                decoder.push(row, k)
+            return " ".join(w.word for w in decoder.take_segment())
+
+        return decode
+
+    report = {"clips": len(items), "greedy_wer": round(wer(greedy_text), 4), "grid": []}
+    best: tuple[float, BeamSettings] | None = None
+    for alpha in cfg.alphas:
+        for beta in cfg.betas:
+            settings = BeamSettings(alpha=alpha, beta=beta, beam=cfg.beam)
+            score = wer(beam_text(settings))
+            report["grid"].append({"alpha": alpha, "beta": beta, "wer": round(score, 4)})
+            print(f"LM: alpha {alpha} beta {beta}: held-back WER {score:.4f}")
+            if best is None or score < best[0]:
+                best = (score, settings)
+    report["beam_wer"] = round(best[0], 4)
+    return best[1], report
+
+
+def train_lm(cfg: LMTrainConfig, out_dir: str | os.PathLike) -> Path:
+    start = time.time()
+    text = training_text(cfg)
+    lm = WordLM.train(text, cfg.discount)
+    print(f"LM: {len(text)} sentences, {len(lm.vocab)} words, {len(lm.trigrams)} trigrams kept")
+    if cfg.stt_recipe:
+        settings, report = tune(lm, cfg, out_dir)
+        print(f"LM: held-back WER greedy {report['greedy_wer']:.4f} -> beam {report['beam_wer']:.4f}")
+    else:
+        settings = BeamSettings(beam=cfg.beam)
+    lm.decoding = asdict(settings)
+    out = Path(out_dir) / LM_FILE
+    lm.save(out)
+    print(f"LM: wrote {out} in {time.time() - start:.0f} s")
+    return out

@@ -1,0 +1,96 @@
+"""The recogniser's word language model and the beam search that uses it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sonare.stt.beam import BeamDecoder, BeamSettings
+from sonare.stt.decode import GreedyDecoder
+from sonare.stt.lm import BOS, EOS, WordLM
+from sonare.stt.vocab import ALPHABET, BLANK
+
+TEXT = ["the cat sat on the mat", "the cat ate", "a dog sat on the cat", "the mat was red"] * 3 + ["one more line"]
+
+
+@pytest.fixture(scope="module")
+def lm() -> WordLM:
+    return WordLM.train(TEXT)
+
+
+def test_every_distribution_sums_to_one(lm):
+    for history in [(BOS, BOS), (BOS, "the"), ("the", "cat"), ("sat", "on"), ("red", "dog"), ("nope", "nope")]:
+        total = sum(math.exp(lm.log_prob(*history, w)) for w in lm.vocab if w != BOS)
+        assert total == pytest.approx(1.0, abs=1e-6), history
+
+
+def test_context_raises_what_followed_it(lm):
+    assert lm.log_prob(BOS, "the", "cat") > lm.log_prob(BOS, "the", "dog")
+    assert lm.log_prob("sat", "on", "the") > lm.log_prob("sat", "on", "mat")
+    assert lm.log_prob("the", "cat", "zebra") is None
+    assert "ca" in lm.prefixes and "cx" not in lm.prefixes
+
+
+def test_save_and_load_keep_every_probability(lm, tmp_path):
+    lm.decoding = {"alpha": 0.6, "beta": 2.0}
+    lm.save(tmp_path / "lm.safetensors")
+    back = WordLM.load(tmp_path / "lm.safetensors")
+    assert back.vocab == lm.vocab and back.decoding == {"alpha": 0.6, "beta": 2.0}
+    for gram in [(BOS, BOS, "the"), ("the", "cat", "sat"), ("on", "the", "mat"), ("a", "dog", EOS)]:
+        assert back.log_prob(*gram) == pytest.approx(lm.log_prob(*gram), abs=1e-6)
+
+
+def _frames(spelling: list[dict[str, float]]) -> np.ndarray:
+    """CTC log-probabilities: per frame the given letter probabilities, the rest to blank, a blank after each."""
+    rows = []
+    for probs in spelling:
+        for p in (probs, {}):
+            row = np.full(len(ALPHABET) + 1, 1e-6)
+            for ch, v in p.items():
+                row[ALPHABET.index(ch) + 1] = v
+            row[BLANK] = max(1e-6, 1.0 - sum(p.values()))
+            rows.append(np.log(row / row.sum()))
+    return np.array(rows, np.float32)
+
+
+def _decode(decoder, logp: np.ndarray) -> tuple[str, list[str]]:
+    partials = []
+    for k, row in enumerate(logp):
+        decoder.push(row, k)
+        partials.append(decoder.text())
+    return " ".join(w.word for w in decoder.take_segment()), partials
+
+
+def test_the_language_model_corrects_a_letter_the_acoustics_got_wrong(lm):
+    # "the cat" where the acoustics slightly prefer "tha cat" and "cet".
+    spelling = [{"t": 0.9}, {"h": 0.9}, {"a": 0.5, "e": 0.4}, {" ": 0.9}, {"c": 0.9}, {"e": 0.5, "a": 0.4}, {"t": 0.9}]
+    logp = _frames(spelling)
+    greedy, _ = _decode(GreedyDecoder(), logp)
+    beam, _ = _decode(BeamDecoder(lm, BeamSettings(alpha=1.0, beta=1.0)), logp)
+    assert greedy == "tha cet"
+    assert beam == "the cat"
+
+
+def test_partials_revise_only_their_last_word_and_words_carry_times(lm):
+    words = ["the", "cat", "sat", "on", "the", "mat"]
+    spelling = [{ch: 0.6, "e": 0.2} if ch != "e" else {"e": 0.6, "a": 0.2} for ch in " ".join(words)]
+    decoder = BeamDecoder(lm, BeamSettings())
+    final, partials = _decode(decoder, _frames(spelling))
+    assert final == "the cat sat on the mat"
+    for before, after in zip(partials, partials[1:], strict=False):
+        kept = before.split()[:-1]
+        assert after.split()[: len(kept)] == kept, (before, after)
+    decoder = BeamDecoder(lm, BeamSettings())
+    for k, row in enumerate(_frames(spelling)):
+        decoder.push(row, k)
+    timed = decoder.take_segment()
+    assert [w.word for w in timed] == words
+    assert all(a.end <= b.start + 1e-9 and a.start < a.end for a, b in zip(timed, timed[1:], strict=False))
+
+
+def test_an_unknown_word_survives_when_the_acoustics_are_sure(lm):
+    spelling = [{ch: 0.97} for ch in "the zorb"]
+    final, _ = _decode(BeamDecoder(lm, BeamSettings()), _frames(spelling))
+    assert final == "the zorb"
