@@ -9,7 +9,9 @@ once, so such prefixes fall out of the beam early instead of when the space fina
 
 Stability, as the streaming API promises (a partial revises at most its last word): the words that every
 hypothesis in the beam agrees on are committed and can never change, since every later hypothesis descends
-from one of these. A partial shows the committed words and one tentative word of the best hypothesis.
+from one of these. A word of the best hypothesis that ended `commit_seconds` ago is committed even if some
+weaker hypothesis disagrees, by dropping those: a lingering long shot must not hold words back from the
+partials. A partial shows the committed words and one tentative word of the best hypothesis.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import numpy as np
 from sonare.stt.decode import word_at
 from sonare.stt.lm import BOS, EOS, WordLM
 from sonare.stt.messages import Word
+from sonare.stt.model import FRAME_SECONDS
 from sonare.stt.vocab import ALPHABET, BLANK, SPACE
 
 NEG = -1e30
@@ -34,6 +37,7 @@ class BeamSettings:
     oov: float = -20.0  # log-probability charged for a word the LM does not know
     beam: int = 12  # hypotheses kept per frame
     prune: float = -8.0  # letters below this log-probability in a frame are not tried
+    commit_seconds: float = 0.4  # a word of the best hypothesis is final this long after its last letter
 
 
 def _logsumexp(a: float, b: float) -> float:
@@ -125,12 +129,19 @@ class BeamDecoder:
                     add((words, extended), NEG, source + row[k], lm, h.words, first, frame, k)
         best = sorted(new.items(), key=lambda item: item[1].total(), reverse=True)[: s.beam]
         self.hyps = dict(best)
-        self._commit()
+        self._commit(frame)
 
-    def _commit(self) -> None:
+    def _commit(self, frame: int) -> None:
+        best = self._best().words
+        settled = frame * FRAME_SECONDS - self.settings.commit_seconds
+        n = self.committed
+        while n < len(best) and best[n].end <= settled:
+            n += 1
+        if n > self.committed:
+            agreed = tuple(w.word for w in best[:n])
+            self.hyps = {key: h for key, h in self.hyps.items() if key[0][:n] == agreed}
         keys = [words for words, _ in self.hyps]
         shortest = min(len(w) for w in keys)
-        n = self.committed
         while n < shortest and all(w[n] == keys[0][n] for w in keys):
             n += 1
         self.committed = n
