@@ -191,3 +191,22 @@ def test_options_are_validated(recognizer):
         recognizer.open(RecognitionOptions(sample_rate=4000))
     with pytest.raises(ValueError, match="language"):
         recognizer.open(RecognitionOptions(language="xx"))
+
+
+@pytest.mark.skipif(not SHIPPED, reason="needs the shipped weights")
+def test_transcribe_cli_prints_words_with_times_with_and_without_the_language_model(speech, tmp_path, capsys):
+    import json
+
+    from sonare.audio.io import save_audio
+    from sonare.cli import main
+
+    audio, rate, text = speech
+    save_audio(tmp_path / "speech.wav", audio, rate)
+    results = {}
+    for flags in ([], ["--greedy"]):
+        assert main(["transcribe", str(tmp_path / "speech.wav"), "--json", *flags]) == 0
+        results[bool(flags)] = json.loads(capsys.readouterr().out)
+    for document in results.values():
+        words = [w for segment in document["segments"] for w in segment["words"]]
+        assert words and all(w["start"] < w["end"] for w in words)
+        assert _cer(text, document["text"]) <= CER_UNSEEN_VOICE

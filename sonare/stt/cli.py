@@ -22,6 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print finals with word timestamps as JSON")
     p.add_argument("--no-turns", action="store_true", help="no turn detection: one transcript for the whole file")
     p.add_argument("--model-dir", help="load weights from this directory instead of the bundled ones")
+    p.add_argument("--greedy", action="store_true", help="decode without the word language model (faster)")
     p.set_defaults(handler=_transcribe)
 
 
@@ -45,7 +46,7 @@ def _transcribe(args: argparse.Namespace) -> int:
     audio, rate = load_audio(args.file)
     if audio.ndim > 1:
         audio = audio.mean(axis=1)
-    model = load_default(args.model_dir)
+    model = load_default(args.model_dir, language_model=not args.greedy)
     options = RecognitionOptions(sample_rate=rate, turn_detection=not args.no_turns)
     start = time.monotonic()
     finals = []

@@ -10,9 +10,10 @@ ASSET_DIR = Path(__file__).resolve().parent.parent / "assets" / "stt"
 WEIGHTS_NAME = "stt.safetensors"
 
 
-def load_from(directory: str | os.PathLike):
+def load_from(directory: str | os.PathLike, language_model: bool = True):
     """An `STTStreamingModel` from `stt.safetensors` in `directory` (config and turn thresholds in its metadata),
-    decoding with the word language model `lm.safetensors` when the directory has one."""
+    decoding with the word language model `lm.safetensors` when the directory has one (and `language_model`),
+    else greedily (faster, less accurate)."""
     from safetensors import safe_open
     from safetensors.torch import load_file
 
@@ -27,11 +28,11 @@ def load_from(directory: str | os.PathLike):
     model = STTModel(STTConfig(**json.loads(meta["config"])))
     model.load_state_dict(load_file(str(weights)))
     lm_path = Path(directory) / LM_FILE
-    lm = WordLM.load(lm_path) if lm_path.exists() else None
+    lm = WordLM.load(lm_path) if language_model and lm_path.exists() else None
     beam = BeamSettings(**lm.decoding) if lm is not None else None
     return STTStreamingModel(model, float(meta["eager_threshold"]), float(meta["end_threshold"]), lm, beam)
 
 
-def load_default(model_dir: str | os.PathLike | None = None):
+def load_default(model_dir: str | os.PathLike | None = None, language_model: bool = True):
     """The STT model in `model_dir` (a server's model directory for this kind), by default the bundled one."""
-    return load_from(model_dir or ASSET_DIR)
+    return load_from(model_dir or ASSET_DIR, language_model)
