@@ -94,3 +94,17 @@ def test_an_unknown_word_survives_when_the_acoustics_are_sure(lm):
     spelling = [{ch: 0.97} for ch in "the zorb"]
     final, _ = _decode(BeamDecoder(lm, BeamSettings()), _frames(spelling))
     assert final == "the zorb"
+
+
+def test_new_domain_text_without_a_corpus_keeps_the_tuned_beam(lm, tmp_path):
+    from sonare.train.lm import LMTrainConfig, train_lm
+
+    lm.decoding = {"alpha": 0.6, "beta": 2.5, "beam": 12}
+    lm.save(tmp_path / "lm.safetensors")
+    (tmp_path / "domain.txt").write_text("book the sonare demo for friday\n")
+    cfg = LMTrainConfig(generated_sentences=50, wordnet=False, text_files=[str(tmp_path / "domain.txt")],
+                        stt_recipe=str(tmp_path / "no-such-recipe.yaml"), beam=8)  # fmt: skip
+    train_lm(cfg, tmp_path)
+    updated = WordLM.load(tmp_path / "lm.safetensors")
+    assert "sonare" in updated.words
+    assert updated.decoding["alpha"] == 0.6 and updated.decoding["beta"] == 2.5 and updated.decoding["beam"] == 8

@@ -72,7 +72,7 @@ def tune(lm: WordLM, cfg: LMTrainConfig, stt_dir: str | os.PathLike) -> tuple[Be
     _, val_sets = load_data(stt_cfg, Path(stt_cfg.run_dir))
     items = val_sets.get("val", [])[: cfg.tune_clips]
     if not items:
-        raise SystemExit(f"no held-back training clips from {cfg.stt_recipe} to tune the beam with")
+        raise FileNotFoundError(f"no held-back training clips from {cfg.stt_recipe} (is its corpus built?)")
     torch.set_num_threads(stt_cfg.threads)
     logps = [logp for logp, _ in model_outputs(load_from(stt_dir).model, items, stt_cfg)]
 
@@ -107,13 +107,18 @@ def train_lm(cfg: LMTrainConfig, out_dir: str | os.PathLike) -> Path:
     text = training_text(cfg)
     lm = WordLM.train(text, cfg.discount)
     print(f"LM: {len(text)} sentences, {len(lm.vocab)} words, {len(lm.trigrams)} trigrams kept")
-    if cfg.stt_recipe:
+    out = Path(out_dir) / LM_FILE
+    try:
+        if not cfg.stt_recipe:
+            raise FileNotFoundError("no stt_recipe to tune the beam with")
         settings, report = tune(lm, cfg, out_dir)
         print(f"LM: held-back WER greedy {report['greedy_wer']:.4f} -> beam {report['beam_wer']:.4f}")
-    else:
-        settings = BeamSettings(beam=cfg.beam)
+    except FileNotFoundError as missing:
+        # New words for a model whose beam was tuned before: the settings stay valid for a similar text.
+        previous = WordLM.load(out).decoding if out.exists() else {}
+        settings = BeamSettings(**{**previous, "beam": cfg.beam})
+        print(f"LM: not tuned ({missing}); keeping {'the previous' if previous else 'default'} beam settings")
     lm.decoding = asdict(settings)
-    out = Path(out_dir) / LM_FILE
     lm.save(out)
     print(f"LM: wrote {out} in {time.time() - start:.0f} s")
     return out
