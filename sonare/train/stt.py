@@ -217,7 +217,7 @@ def initial_weights(source: str, model_overrides: dict) -> STTModel:
     from sonare.stt.weights import load_from
 
     if Path(source).is_dir():
-        start = load_from(source).model
+        start = load_from(source, language_model=False).model
     else:
         saved = torch.load(source, weights_only=False)
         start = STTModel(STTConfig(**saved["model_config"]))
