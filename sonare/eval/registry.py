@@ -88,10 +88,13 @@ def _whisper(name: str) -> Callable[[int], Transcriber]:
     return load
 
 
-def _sonare_transcriber(beam_size: int) -> Transcriber:
-    from sonare.stt.evaluation import SonareTranscriber
+def _sonare_transcriber(language_model: bool) -> Callable[[int], Transcriber]:
+    def load(beam_size: int) -> Transcriber:
+        from sonare.stt.evaluation import SonareTranscriber
 
-    return SonareTranscriber()
+        return SonareTranscriber(language_model)
+
+    return load
 
 
 def _sonare_turns() -> TurnDetector:
@@ -119,7 +122,8 @@ SYNTHESIZERS: dict[str, Callable[[str | None], StreamingSynthesizer]] = {
 TRANSCRIBERS: dict[str, Callable[[int], Transcriber]] = {
     "whisper-tiny": _whisper("whisper-tiny"),
     "whisper-base": _whisper("whisper-base"),
-    "sonare": _sonare_transcriber,
+    "sonare": _sonare_transcriber(language_model=True),
+    "sonare-greedy": _sonare_transcriber(language_model=False),
 }
 
 # name -> factory()

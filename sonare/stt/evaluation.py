@@ -12,12 +12,13 @@ from sonare.stt.turns import THRESHOLDS, turn_fires
 
 
 class SonareTranscriber:
-    """The streaming recogniser fed the whole recording (`Transcriber` protocol)."""
+    """The streaming recogniser fed the whole recording (`Transcriber` protocol), with or without its word
+    language model."""
 
-    def __init__(self) -> None:
+    def __init__(self, language_model: bool = True) -> None:
         from sonare.stt import load_default
 
-        self.model = load_default()
+        self.model = load_default(language_model=language_model)
 
     def transcribe(self, audio: np.ndarray, sample_rate: int) -> str:
         return self.model.transcribe(audio, sample_rate)
