@@ -34,8 +34,8 @@ class LMTrainConfig:
     discount: float = 0.75
     stt_recipe: str | None = "configs/stt-default.yaml"  # its held-back training clips tune the beam
     tune_clips: int = 100
-    alphas: list[float] = field(default_factory=lambda: [0.5, 0.7, 0.9])
-    betas: list[float] = field(default_factory=lambda: [1.5, 3.0, 4.5])
+    alphas: list[float] = field(default_factory=lambda: [0.5, 0.7, 0.9, 1.1])
+    betas: list[float] = field(default_factory=lambda: [1.5, 3.0, 4.5, 6.0])
     beam: int = BeamSettings.beam
 
     @staticmethod
