@@ -156,8 +156,7 @@ class BeamDecoder:
 
     def text(self) -> str:
         """Committed words and the best hypothesis's next word (closed or being spelled), each after a space."""
-        key, best = max(self.hyps.items(), key=lambda item: item[1].total())
-        words, part = key
+        (words, part), _ = max(self.hyps.items(), key=lambda item: item[1].total())
         shown = list(words[: self.committed])
         tentative = words[self.committed] if len(words) > self.committed else part
         if tentative:
@@ -175,7 +174,7 @@ class BeamDecoder:
                 score += self._word_score(words, part)
                 words, out = (*words, part), (*out, word_at(part, h.first, h.last_frame))
             history = (BOS, BOS, *words)[-2:]
-            return score + self.settings.alpha * (self.lm.log_prob(history[0], history[1], EOS) or 0.0), out
+            return score + self.settings.alpha * self.lm.log_prob(history[0], history[1], EOS), out
 
         _, words = max((final(item) for item in self.hyps.items()), key=lambda pair: pair[0])
         self._reset()
