@@ -30,6 +30,14 @@ BOS, EOS = "<s>", "</s>"
 LM_FILE = "lm.safetensors"
 
 
+def _pack(vocab_size: int, *ids: int) -> int:
+    """One integer key per n-gram of word ids: (a * V + b) * V + c."""
+    key = 0
+    for i in ids:
+        key = key * vocab_size + i
+    return key
+
+
 class WordLM:
     def __init__(
         self,
@@ -51,12 +59,8 @@ class WordLM:
         self.prefixes = frozenset(w[:i] for w in self.words for i in range(1, len(w) + 1))
         self._cache: dict[tuple[str, str, str], float] = {}
 
-    # Word ids pack into one integer key per n-gram: (a * V + b) * V + c.
     def _key(self, *ids: int) -> int:
-        key = 0
-        for i in ids:
-            key = key * len(self.vocab) + i
-        return key
+        return _pack(len(self.vocab), *ids)
 
     def log_prob(self, a: str, b: str, c: str) -> float | None:
         """log P(c | a b) (natural log), or None when c is not in the vocabulary. a, b may be BOS."""
@@ -115,18 +119,18 @@ class WordLM:
         # so every distribution still sums to one.
         trigrams, trigram_backoff = {}, {}
         for (a, b), n in hist3.items():
-            trigram_backoff[ids[a] * v + ids[b]] = discount * types3[a, b] / n
+            trigram_backoff[_pack(v, ids[a], ids[b])] = discount * types3[a, b] / n
         for (a, b, c), n in c3.items():
             if n > 1:
-                trigrams[(ids[a] * v + ids[b]) * v + ids[c]] = (n - discount) / hist3[a, b]
+                trigrams[_pack(v, ids[a], ids[b], ids[c])] = (n - discount) / hist3[a, b]
             else:
-                trigram_backoff[ids[a] * v + ids[b]] += (n - discount) / hist3[a, b]
+                trigram_backoff[_pack(v, ids[a], ids[b])] += (n - discount) / hist3[a, b]
         bigrams, bigram_backoff = {}, {}
         for b, n in hist2.items():
             bigram_backoff[ids[b]] = discount * types2[b] / n
         for (b, c), n in cont2.items():
             if n > 1:
-                bigrams[ids[b] * v + ids[c]] = (n - discount) / hist2[b]
+                bigrams[_pack(v, ids[b], ids[c])] = (n - discount) / hist2[b]
             else:
                 bigram_backoff[ids[b]] += (n - discount) / hist2[b]
         return WordLM(vocab, unigram, bigrams, bigram_backoff, trigrams, trigram_backoff)
