@@ -29,6 +29,15 @@ def test_recipe_trains_resumes_and_exports(fixture_corpus, tmp_path):
     assert [r["step"] for r in validations] == [2, 4, 6]
     assert all(r["val"]["wer"] >= 0.0 for r in validations) and "heldout" in validations[-1]
 
+    # A new run continued from that checkpoint starts from its weights and its trained phoneme head.
+    source = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)
+    continued = STTTrainConfig(**{**asdict(cfg), "run_dir": str(tmp_path / "next"), "steps": 1, "val_every": 10})
+    continued.init_from, continued.lr = str(tmp_path / "run" / "checkpoint.pt"), 1e-12
+    train(continued, progress=False)
+    state = torch.load(tmp_path / "next" / "checkpoint.pt", weights_only=False)
+    assert torch.allclose(state["phone_head"]["weight"], source["phone_head"]["weight"])
+    assert torch.allclose(state["model"]["ctc.weight"], source["model"]["ctc.weight"])
+
     recognizer = load_from(export(cfg, tmp_path / "export"))
     assert recognizer.lm is None  # no language model yet: greedy decoding
     audio = np.random.default_rng(0).normal(0, 0.1, 16000).astype(np.float32)

@@ -238,6 +238,13 @@ def initial_weights(source: str, model_overrides: dict) -> STTModel:
     return model
 
 
+def _saved_run_state(source: str | None) -> dict | None:
+    """The saved training state when `source` is a run's checkpoint file (not an exported model directory)."""
+    if source is None or Path(source).is_dir():
+        return None
+    return torch.load(source, weights_only=False)
+
+
 def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
     from tqdm import tqdm
 
@@ -267,8 +274,10 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
         model.feat_mean, model.feat_std = feature_statistics(train_set)
         step, best = 0, None
     phone_head = torch.nn.Linear(model.cfg.d_model, vocab_size())
-    if ckpt is not None and "phone_head" in ckpt:
-        phone_head.load_state_dict(ckpt["phone_head"])
+    head_source = ckpt if ckpt is not None else _saved_run_state(cfg.init_from)
+    if head_source is not None and "phone_head" in head_source:
+        # A continued run keeps its trained phoneme head: a fresh one would pull the encoder off course at first.
+        phone_head.load_state_dict(head_source["phone_head"])
     params = list(model.parameters()) + list(phone_head.parameters())
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     if ckpt is not None:
