@@ -154,3 +154,31 @@ def test_single_mixer_paths_agree():
     for t in range(10):
         yt, state = mixer.step(x[:, t], state)
         assert (yt - y[:, t]).abs().max() < TOL64
+
+
+@pytest.mark.parametrize("groups,batch", [(1, 1), (1, 3), (2, 1), (2, 3)])
+def test_cpu_inference_step_equals_the_torch_step(groups, batch):
+    """Without autograd on a CPU, `step` runs in NumPy (sonare.ssm.numpy_step); it must compute the same."""
+    for dtype, tol in ((torch.float64, TOL64), (torch.float32, TOL32)):
+        model = make_stack(groups=groups, dtype=dtype)
+        x = torch.randn(batch, 25, 16, dtype=dtype)
+        y_torch, s_torch = run_steps(model, x, model.new_state(batch))  # autograd on: the PyTorch path
+        with torch.no_grad():
+            y_numpy, s_numpy = run_steps(model, x, model.new_state(batch))
+            y_fwd, _ = model(x)
+        assert (y_torch - y_numpy).abs().max() < tol and max_diff(s_torch, s_numpy) < tol
+        assert (y_fwd - y_numpy).abs().max() < tol
+        assert y_numpy.dtype == dtype and all(s_numpy[k].dtype == dtype for k in s_numpy)
+
+
+def test_cpu_inference_step_follows_new_weights():
+    model, other = make_stack(seed=0), make_stack(seed=1)
+    x, state = torch.randn(2, 16, dtype=torch.float64), model.new_state(2)
+    with torch.no_grad():
+        model.step(x, state)
+        model.load_state_dict(other.state_dict())  # copied into the same storage
+        assert torch.allclose(model.step(x, state)[0], other.step(x, state)[0], atol=TOL64)
+        y64 = model.step(x, state)[0]
+        model.float()  # parameters replaced by new tensors
+        y32 = model.step(x.float(), state.to(torch.float32))[0]
+        assert y32.dtype == torch.float32 and torch.allclose(y32.double(), y64, atol=1e-5)

@@ -6,8 +6,10 @@ whole streaming context stays one row per stream.
 
 from __future__ import annotations
 
+import torch
 from torch import Tensor, nn
 
+from sonare.ssm import numpy_step
 from sonare.ssm.mamba2 import Mamba2, Mamba2Config, RMSNorm
 from sonare.ssm.state import BatchState
 
@@ -59,6 +61,8 @@ class SSMStack(nn.Module):
         return self.norm(x), BatchState.merge(parts)
 
     def step(self, x: Tensor, state: BatchState) -> tuple[Tensor, BatchState]:
+        if x.device.type == "cpu" and not torch.is_grad_enabled():
+            return numpy_step.stack_step(self, x, state)  # inference on a CPU: the same step, less overhead
         parts = {}
         for i, layer in enumerate(self.layers):
             x, parts[str(i)] = layer.step(x, state.part(str(i)))

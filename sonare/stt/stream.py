@@ -188,9 +188,12 @@ class STTStreamingModel:
             mel = torch.zeros(len(rows), int(lengths.max()) * SUBSAMPLING, N_MELS)
             for r, f in enumerate(frames):
                 mel[r, : len(f)] = torch.from_numpy(f)
-            idx = torch.tensor(rows)
-            ctc, turn, new = self.model(mel, state.gather(idx), lengths)
-            state.scatter_(idx, new)
+            if len(rows) == len(sessions):  # every row advances: the new state replaces the whole batch
+                ctc, turn, state = self.model(mel, state, lengths)
+            else:
+                idx = torch.tensor(rows)
+                ctc, turn, new = self.model(mel, state.gather(idx), lengths)
+                state.scatter_(idx, new)
             logp = torch.log_softmax(ctc, -1).numpy()
             probs = torch.sigmoid(turn).tolist()
             for r, i in enumerate(rows):
