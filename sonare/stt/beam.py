@@ -95,6 +95,15 @@ class BeamDecoder:
         s = self.settings
         row = logp.tolist()
         letters = [k for k in np.flatnonzero(logp > s.prune).tolist() if k != BLANK]
+        if not letters:
+            # No letter worth trying (most frames): every prefix only holds, so none merge or leave the beam and
+            # the general loop below reduces to this update in place.
+            for h in self.hyps.values():
+                both = _logsumexp(h.blank, h.letter)
+                h.letter = h.letter + row[h.last] if h.last != BLANK else NEG
+                h.blank = both + row[BLANK]
+            self._commit(frame)
+            return
         new: dict[tuple[tuple[str, ...], str], _Hyp] = {}
 
         def add(key, blank: float, letter: float, lm: float, words, first: int, last_frame: int, last: int) -> None:
