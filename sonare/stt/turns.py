@@ -24,8 +24,9 @@ START_FRAMES = 2  # 80 ms of speech
 EAGER_THRESHOLD = 0.5
 END_THRESHOLD = 0.8
 MAX_SILENCE_SECONDS = 4.0
-# End thresholds an evaluation sweeps: each is one operating point on the false cut-off / latency curve.
-THRESHOLDS = tuple(round(float(t), 2) for t in np.arange(0.3, 0.99, 0.05))
+# End thresholds an evaluation sweeps: each is one operating point on the false cut-off / latency curve. The
+# head is often very sure of itself on hold pauses, so the sweep goes on in finer steps close to 1.
+THRESHOLDS = tuple(round(float(t), 2) for t in np.arange(0.3, 0.99, 0.05)) + (0.97, 0.98, 0.99, 0.995, 0.998)
 
 Kind = Literal["start", "eager_end", "resume", "end"]
 
