@@ -16,6 +16,7 @@ Shapes as in `sonare.ssm.mamba2`: x (B, D); conv state (B, conv_dim, K-1); ssm s
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -24,6 +25,9 @@ from torch import Tensor
 
 from sonare.ssm.mamba2 import Mamba2Config
 from sonare.ssm.state import BatchState
+
+if TYPE_CHECKING:
+    from sonare.ssm.stack import SSMStack
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,7 @@ class _Layer:
     out_proj: Tensor  # (D, E)
 
 
-def _views(stack) -> tuple[list[_Layer], np.ndarray]:
+def _views(stack: SSMStack) -> tuple[list[_Layer], np.ndarray]:
     cached = getattr(stack, "_numpy_views", None)
     if cached is not None and cached[0] == stack.norm.weight.data_ptr():
         return cached[1], cached[2]
@@ -113,7 +117,7 @@ def _mixer_step(w: _Layer, u: np.ndarray, conv: np.ndarray, ssm: np.ndarray) -> 
     return _linear(y, w.out_proj), window[:, :, 1:], ssm
 
 
-def stack_step(stack, x: Tensor, state: BatchState) -> tuple[Tensor, BatchState]:
+def stack_step(stack: SSMStack, x: Tensor, state: BatchState) -> tuple[Tensor, BatchState]:
     """`stack.step(x, state)` computed in NumPy: x (B, D) -> (B, D) and the next state."""
     layers, final_norm = _views(stack)
     h = x.detach().numpy()
