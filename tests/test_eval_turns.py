@@ -73,15 +73,20 @@ def test_pause_validation():
 
 
 def test_best_operating_point_respects_the_false_cutoff_budget():
-    def metrics(cutoff_rate: float, p50: float):
+    def metrics(cutoff_rate: float, p50: float, missed: int = 0):
         outcomes = TurnOutcomes(hold_fired=[True] * round(cutoff_rate * 100) + [False] * round(100 - cutoff_rate * 100))
-        outcomes.end_latencies = [p50]
+        outcomes.end_latencies = [p50] * (4 - missed) + [None] * missed
         return summarize(outcomes)
 
     curve = {100.0: metrics(0.30, 0.15), 500.0: metrics(0.05, 0.55), 800.0: metrics(0.01, 0.85)}
     assert best_operating_point(curve, 0.05) == 500.0
     assert best_operating_point(curve, 0.01) == 800.0
     assert best_operating_point(curve, 0.0) is None
+    # A setting that catches only a few ends, however quickly, has no median latency after a true end.
+    curve[900.0] = metrics(0.0, 0.10, missed=2)
+    assert best_operating_point(curve, 0.05) == 500.0 and best_operating_point(curve, 0.0) is None
+    curve[950.0] = metrics(0.0, 0.95, missed=1)
+    assert best_operating_point(curve, 0.0) == 950.0
 
 
 def _frames(pattern: str) -> np.ndarray:

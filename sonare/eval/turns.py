@@ -135,11 +135,15 @@ def summarize(outcomes: TurnOutcomes) -> TurnMetrics:
 def best_operating_point(
     curve: Mapping[float, TurnMetrics], max_false_cutoff: float = DEFAULT_MAX_FALSE_CUTOFF
 ) -> float | None:
-    """The setting with the lowest median latency among those within the false cut-off budget."""
+    """The setting with the lowest median latency among those within the false cut-off budget that detect most
+    ends. A setting that misses half the ends or more has no median latency after a true end (the median end is
+    never detected), however short the latency of the few it catches."""
     allowed = [
         (metrics.latency_p50, setting)
         for setting, metrics in curve.items()
-        if metrics.false_cutoff_rate <= max_false_cutoff and not math.isnan(metrics.latency_p50)
+        if metrics.false_cutoff_rate <= max_false_cutoff
+        and metrics.miss_rate < 0.5
+        and not math.isnan(metrics.latency_p50)
     ]
     return min(allowed)[1] if allowed else None
 

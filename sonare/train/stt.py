@@ -398,8 +398,10 @@ def validate(model: STTModel, val_sets: dict[str, list[Utterance]], cfg: STTTrai
         if turns:
             curve = turn_curve([u for u, _ in turns], [o for _, o in turns])
             end = best_operating_point(curve, cfg.max_false_cutoff)
-            if end is None:  # no setting within the budget: the one that cuts people off least
-                end = min(curve, key=lambda t: (curve[t].false_cutoff_rate, -t))
+            if end is None:  # no setting within the budget: the one that cuts people off least and still
+                # detects most ends (a threshold so high that it never fires would cut nobody off)
+                usable = [t for t in curve if curve[t].miss_rate < 0.5] or list(curve)
+                end = min(usable, key=lambda t: (curve[t].false_cutoff_rate, -t))
             eager = best_operating_point(curve, EAGER_FALSE_CUTOFF)
             eager = min(eager if eager is not None else end, end)
             result["thresholds"] = {"eager_threshold": eager, "end_threshold": end}
