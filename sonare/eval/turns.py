@@ -132,6 +132,11 @@ def summarize(outcomes: TurnOutcomes) -> TurnMetrics:
     )
 
 
+def detects_most_ends(metrics: TurnMetrics) -> bool:
+    """Whether a setting fires in most end-of-turn pauses: otherwise its median end is never detected."""
+    return metrics.miss_rate < 0.5
+
+
 def best_operating_point(
     curve: Mapping[float, TurnMetrics], max_false_cutoff: float = DEFAULT_MAX_FALSE_CUTOFF
 ) -> float | None:
@@ -142,7 +147,7 @@ def best_operating_point(
         (metrics.latency_p50, setting)
         for setting, metrics in curve.items()
         if metrics.false_cutoff_rate <= max_false_cutoff
-        and metrics.miss_rate < 0.5
+        and detects_most_ends(metrics)
         and not math.isnan(metrics.latency_p50)
     ]
     return min(allowed)[1] if allowed else None

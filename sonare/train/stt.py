@@ -386,7 +386,7 @@ def turn_curve(items: list[Utterance], outputs) -> dict:
 
 
 def validate(model: STTModel, val_sets: dict[str, list[Utterance]], cfg: STTTrainConfig, step: int) -> dict:
-    from sonare.eval.turns import best_operating_point
+    from sonare.eval.turns import best_operating_point, detects_most_ends
     from sonare.eval.wer import corpus_errors
 
     record: dict = {"step": step}
@@ -400,7 +400,7 @@ def validate(model: STTModel, val_sets: dict[str, list[Utterance]], cfg: STTTrai
             end = best_operating_point(curve, cfg.max_false_cutoff)
             if end is None:  # no setting within the budget: the one that cuts people off least and still
                 # detects most ends (a threshold so high that it never fires would cut nobody off)
-                usable = [t for t in curve if curve[t].miss_rate < 0.5] or list(curve)
+                usable = [t for t in curve if detects_most_ends(curve[t])] or list(curve)
                 end = min(usable, key=lambda t: (curve[t].false_cutoff_rate, -t))
             eager = best_operating_point(curve, EAGER_FALSE_CUTOFF)
             eager = min(eager if eager is not None else end, end)
