@@ -2,7 +2,8 @@
 
 A live stream advances the stack one 40 ms frame at a time on vectors of a few hundred numbers, where the work
 is tiny and each operator's fixed cost dominates: about 5 µs per PyTorch op against about 1 µs per NumPy op
-on this hardware, so the same step takes well under two thirds of the time here (`benchmarks/stt_step.py`).
+on this hardware, so the same step takes half the time here for one stream and a sixth less for 16 batched
+streams, whose larger arrays amortise PyTorch's overhead (`benchmarks/stt_step.py`).
 The projections stay in PyTorch once rows are batched (its GEMM beats OpenBLAS's on a few rows); a single row
 uses NumPy's matrix-vector product.
 
