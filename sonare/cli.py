@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # Modules that contribute subcommands, in the order `sonare --help` lists them.
@@ -43,7 +44,13 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
-    return int(args.handler(args) or 0)
+    try:
+        return int(args.handler(args) or 0)
+    except BrokenPipeError:
+        # The reader went away (`sonare transcribe --json f.wav | head`): stop quietly, as Unix tools do, and keep
+        # Python from complaining again when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

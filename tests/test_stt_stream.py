@@ -210,3 +210,19 @@ def test_transcribe_cli_prints_words_with_times_with_and_without_the_language_mo
         words = [w for segment in document["segments"] for w in segment["words"]]
         assert words and all(w["start"] < w["end"] for w in words)
         assert _cer(text, document["text"]) <= CER_UNSEEN_VOICE
+
+
+@pytest.mark.skipif(not SHIPPED, reason="needs the shipped weights")
+def test_transcribe_cli_stops_quietly_when_its_reader_goes_away(speech, tmp_path):
+    import subprocess
+    import sys
+
+    from sonare.audio.io import save_audio
+
+    audio, rate, _ = speech
+    save_audio(tmp_path / "speech.wav", audio, rate)
+    command = [sys.executable, "-m", "sonare.cli", "transcribe", str(tmp_path / "speech.wav"), "--json"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()  # like `| head` exiting before the transcript is written
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 0 and b"Traceback" not in stderr
