@@ -68,7 +68,9 @@ def test_a_model_grows_deeper_without_changing_what_it_computes(tmp_path):
     torch.manual_seed(0)
     small = STTModel(STTConfig(**SMALL)).eval()
     torch.save({"model": small.state_dict(), "model_config": small.cfg.to_dict()}, tmp_path / "best.pt")
-    deeper = initial_weights(str(tmp_path / "best.pt"), {"n_layers": 4}).eval()
+    deeper, phone_head = initial_weights(str(tmp_path / "best.pt"), {"n_layers": 4})
+    deeper.eval()
+    assert phone_head is None  # best.pt keeps no phoneme head
     assert len(deeper.encoder.layers) == 4
     mel = torch.randn(2, 80, 80)
     with torch.no_grad():

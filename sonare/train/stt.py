@@ -207,8 +207,9 @@ def load_data(cfg: STTTrainConfig, run: Path) -> tuple[list[Utterance], dict[str
     return train, sets
 
 
-def initial_weights(source: str, model_overrides: dict) -> STTModel:
-    """A model from a run's checkpoint or best.pt, or from an exported model directory (stt.safetensors).
+def initial_weights(source: str, model_overrides: dict) -> tuple[STTModel, dict | None]:
+    """A model from a run's checkpoint or best.pt, or from an exported model directory (stt.safetensors), and the
+    source run's trained phoneme head (None when it has none: an export or best.pt).
 
     A recipe may ask for more encoder layers than the source has: the source's layers keep their weights and
     the extra layers, stacked on top, start as identities (output projection zeroed, so each residual block
@@ -217,14 +218,14 @@ def initial_weights(source: str, model_overrides: dict) -> STTModel:
     from sonare.stt.weights import load_from
 
     if Path(source).is_dir():
-        start = load_from(source, language_model=False).model
+        start, phone_head = load_from(source, language_model=False).model, None
     else:
         saved = torch.load(source, weights_only=False)
-        start = STTModel(STTConfig(**saved["model_config"]))
+        start, phone_head = STTModel(STTConfig(**saved["model_config"])), saved.get("phone_head")
         start.load_state_dict(saved["model"])
     n_layers = model_overrides.get("n_layers", start.cfg.n_layers)
     if n_layers == start.cfg.n_layers:
-        return start
+        return start, phone_head
     if n_layers < start.cfg.n_layers:
         raise SystemExit(f"init_from has {start.cfg.n_layers} encoder layers; a model can grow, not shrink")
     model = STTModel(replace(start.cfg, n_layers=n_layers))
@@ -235,14 +236,7 @@ def initial_weights(source: str, model_overrides: dict) -> STTModel:
     with torch.no_grad():
         for i in range(start.cfg.n_layers, n_layers):
             model.encoder.layers[i].mixer.out_proj.weight.zero_()
-    return model
-
-
-def _saved_run_state(source: str | None) -> dict | None:
-    """The saved training state when `source` is a run's checkpoint file (not an exported model directory)."""
-    if source is None or Path(source).is_dir():
-        return None
-    return torch.load(source, weights_only=False)
+    return model, phone_head
 
 
 def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
@@ -264,20 +258,19 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
     if ckpt is not None:
         model = STTModel(STTConfig(**ckpt["model_config"]))
         model.load_state_dict(ckpt["model"])
-        step, best = ckpt["step"], ckpt.get("best")
+        step, best, head_state = ckpt["step"], ckpt.get("best"), ckpt.get("phone_head")
     elif cfg.init_from:
-        model = initial_weights(cfg.init_from, cfg.model)  # feature statistics included
+        model, head_state = initial_weights(cfg.init_from, cfg.model)  # feature statistics included
         step, best = 0, None
         print(f"STT: starting from the weights of {cfg.init_from}")
     else:
         model = STTModel(STTConfig(**cfg.model))
         model.feat_mean, model.feat_std = feature_statistics(train_set)
-        step, best = 0, None
+        step, best, head_state = 0, None, None
     phone_head = torch.nn.Linear(model.cfg.d_model, vocab_size())
-    head_source = ckpt if ckpt is not None else _saved_run_state(cfg.init_from)
-    if head_source is not None and "phone_head" in head_source:
+    if head_state is not None:
         # A continued run keeps its trained phoneme head: a fresh one would pull the encoder off course at first.
-        phone_head.load_state_dict(head_source["phone_head"])
+        phone_head.load_state_dict(head_state)
     params = list(model.parameters()) + list(phone_head.parameters())
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     if ckpt is not None:
