@@ -5,7 +5,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sonare.ssm import BatchState, Mamba2, Mamba2Config, SSMStack
+from sonare.ssm import BatchState, Mamba2, Mamba2Config, SSMStack, numpy_step
 
 TOL64 = 1e-10
 # The documented float32 tolerance: the chunked and stepwise orders round differently; 2e-4 absolute on outputs
@@ -166,6 +166,9 @@ def test_cpu_inference_step_equals_the_torch_step(groups, batch):
         with torch.no_grad():
             y_numpy, s_numpy = run_steps(model, x, model.new_state(batch))
             y_fwd, _ = model(x)
+            # the dispatch really took the NumPy path: bit for bit what it computes
+            y_direct, _ = numpy_step.stack_step(model, x[:, 0], model.new_state(batch))
+        assert torch.equal(y_direct, y_numpy[:, 0]) and not torch.equal(y_torch[:, 0], y_numpy[:, 0])
         assert (y_torch - y_numpy).abs().max() < tol and max_diff(s_torch, s_numpy) < tol
         assert (y_fwd - y_numpy).abs().max() < tol
         assert y_numpy.dtype == dtype and all(s_numpy[k].dtype == dtype for k in s_numpy)
