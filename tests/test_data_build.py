@@ -57,6 +57,9 @@ def test_conversation_pauses_are_labelled(fixture_corpus):
         assert not any(w["start"] < pause["end"] - 1e-3 and w["end"] > pause["start"] + 1e-3 for w in words)
     for pause in pauses[:-1]:
         assert 0.2 - 1e-3 <= pause["end"] - pause["start"] <= 2.0 + 1e-3
+    # Holds say whether a complete sentence precedes them, which the evaluator scores apart.
+    assert all(isinstance(p["after_sentence"], bool) for p in pauses if p["kind"] == "hold")
+    assert not any("after_sentence" in p for p in pauses if p["kind"] == "end_of_turn")
 
 
 def test_features_are_cached_for_recognition(fixture_corpus):

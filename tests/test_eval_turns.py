@@ -64,17 +64,35 @@ def test_outcomes_pool_across_conversations():
     assert (metrics.holds, metrics.false_cutoffs, metrics.ends, metrics.misses) == (4, 1, 6, 5)
 
 
+def test_holds_are_also_scored_by_whether_a_sentence_precedes_them():
+    pauses = [
+        Pause(1.0, 1.5, HOLD, after_sentence=False),
+        Pause(3.0, 4.0, HOLD, after_sentence=True),
+        Pause(5.0, 5.5, HOLD, after_sentence=True),
+        Pause(7.0, 7.4, HOLD),  # not labelled: counts only among all holds
+        Pause(8.0, 9.0, END_OF_TURN),
+    ]
+    metrics = summarize(score_fires(pauses, [3.3, 7.2, 8.2], audio_seconds=10.0))
+    assert metrics.false_cutoff_rate == pytest.approx(0.5)
+    assert (metrics.mid_sentence_holds, metrics.mid_sentence_false_cutoff_rate) == (1, 0.0)
+    assert (metrics.after_sentence_holds, metrics.after_sentence_false_cutoff_rate) == (2, 0.5)
+    assert math.isnan(summarize(score_fires(PAUSES, [], 12.0)).mid_sentence_false_cutoff_rate)
+
+
 def test_pause_validation():
     with pytest.raises(ValueError):
         Pause(1.0, 2.0, "maybe")
     with pytest.raises(ValueError):
         Pause(2.0, 1.0, HOLD)
     assert Pause.from_dict({"start": 1, "end": 2, "kind": "hold"}) == Pause(1.0, 2.0, HOLD)
+    labelled = Pause.from_dict({"start": 1, "end": 2, "kind": "hold", "after_sentence": True})
+    assert labelled == Pause(1.0, 2.0, HOLD, after_sentence=True)
 
 
 def test_best_operating_point_respects_the_false_cutoff_budget():
     def metrics(cutoff_rate: float, p50: float, missed: int = 0):
-        outcomes = TurnOutcomes(hold_fired=[True] * round(cutoff_rate * 100) + [False] * round(100 - cutoff_rate * 100))
+        fired = [True] * round(cutoff_rate * 100) + [False] * round(100 - cutoff_rate * 100)
+        outcomes = TurnOutcomes(hold_fired=fired, hold_after_sentence=[None] * len(fired))
         outcomes.end_latencies = [p50] * (4 - missed) + [None] * missed
         return summarize(outcomes)
 

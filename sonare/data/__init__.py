@@ -28,5 +28,6 @@ Manifest record fields:
     section, tasks ("tts", "stt", "turn")
     alignment     how phones were timed: {"method": "engine", matched, covered} or {"method": "dtw", cost}
     source        (augmented copies) id of the clean original
-    pauses        (conversations) [{start, end, kind: "hold" | "end_of_turn"}]
+    pauses        (conversations) [{start, end, kind: "hold" | "end_of_turn"}]; a hold also has
+                  after_sentence (it follows a complete sentence)
 """

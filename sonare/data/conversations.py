@@ -10,7 +10,7 @@ A turn of several sentences holds between them, after a complete sentence: the h
 
 The manifest record lists word and phone timings and every pause as {start, end, kind}, measured
 from the end of the last word to the start of the next; the final pause runs to the end of the
-audio.
+audio. A hold also says whether it follows a complete sentence (`after_sentence`).
 """
 
 from __future__ import annotations
@@ -186,7 +186,12 @@ def render_conversation(spec: dict[str, Any], corpus_dir: str) -> dict[str, Any]
         ]
         pieces.append(audio)
         position += len(audio) / SAMPLE_RATE
-        pauses.append({"start": round(position, 4), "end": round(position + pause, 4), "kind": segment["pause_after"]})
+        labelled = {"start": round(position, 4), "end": round(position + pause, 4), "kind": segment["pause_after"]}
+        if segment["pause_after"] == HOLD:
+            # Scored apart: a hold after a complete sentence is heard exactly as an end of turn until the speaker
+            # goes on, while one mid-sentence (after "and", a list item, a filler, some digits) can be told apart.
+            labelled["after_sentence"] = segment["text"].rstrip()[-1:] in ".?!"
+        pauses.append(labelled)
         pieces.append(np.zeros(int(round(pause * SAMPLE_RATE)), dtype=np.float32))
         position += pause
     audio = normalize_level(np.concatenate(pieces), SAMPLE_RATE)

@@ -224,13 +224,18 @@ def _run_turns(args: argparse.Namespace) -> int:
     columns = [
         detector.setting_name,
         "false_cutoff_rate",
+        "mid_sentence_false_cutoff_rate",
+        "after_sentence_false_cutoff_rate",
         "miss_rate",
         "latency_p50",
         "latency_p90",
         "fires_in_speech_per_minute",
     ]
     first = next(iter(curve.values()))
-    heading = f"{args.detector}: {len(records)} conversations, {first.holds} holds, {first.ends} ends"
+    heading = (
+        f"{args.detector}: {len(records)} conversations, {first.holds} holds ({first.mid_sentence_holds} mid-sentence,"
+        f" {first.after_sentence_holds} after a complete sentence), {first.ends} ends"
+    )
     if best is None:
         verdict = f"no setting keeps false cut-offs within {args.max_false_cutoff:.0%}"
     else:

@@ -12,6 +12,11 @@ outputs the times at which it declared "end of turn". Each pause owns a window o
   end of speech to the decision); no firing before speech starts again is a miss;
 - firings in no window happen in speech that starts a turn, and are counted separately.
 
+Holds are also scored by where they fall, when the corpus says so (`after_sentence`): mid-sentence (after
+"and", a list item, a filler, some digits: a pause to think, which words and intonation give away) and after a
+complete sentence (heard exactly as an end of turn until the speaker goes on, so no detector can tell it from
+one sooner than the pause's own length allows).
+
 A detector may have several operating points (timer lengths, thresholds); each is scored, giving
 a curve, and the operating point reported is the one with the lowest median latency whose
 false cut-off rate is within a budget (5% by default).
@@ -39,6 +44,7 @@ class Pause:
     start: float
     end: float
     kind: str
+    after_sentence: bool | None = None  # for holds: follows a complete sentence (None: not labelled)
 
     def __post_init__(self) -> None:
         if self.kind not in (END_OF_TURN, HOLD):
@@ -48,7 +54,8 @@ class Pause:
 
     @classmethod
     def from_dict(cls, row: Mapping[str, object]) -> Pause:
-        return cls(float(row["start"]), float(row["end"]), str(row["kind"]))
+        after = row.get("after_sentence")
+        return cls(float(row["start"]), float(row["end"]), str(row["kind"]), None if after is None else bool(after))
 
 
 @dataclass
@@ -56,12 +63,14 @@ class TurnOutcomes:
     """Per-pause results of one or more conversations: when (if at all) the detector fired."""
 
     hold_fired: list[bool] = field(default_factory=list)
+    hold_after_sentence: list[bool | None] = field(default_factory=list)  # parallel to hold_fired
     end_latencies: list[float | None] = field(default_factory=list)
     fires_in_speech: int = 0
     audio_seconds: float = 0.0
 
     def extend(self, other: TurnOutcomes) -> None:
         self.hold_fired += other.hold_fired
+        self.hold_after_sentence += other.hold_after_sentence
         self.end_latencies += other.end_latencies
         self.fires_in_speech += other.fires_in_speech
         self.audio_seconds += other.audio_seconds
@@ -84,6 +93,7 @@ def score_fires(pauses: Sequence[Pause], fires: Iterable[float], audio_seconds: 
         fired_at = float(fire_times[first]) if first < last else None
         if pause.kind == HOLD:
             outcomes.hold_fired.append(fired_at is not None)
+            outcomes.hold_after_sentence.append(pause.after_sentence)
         else:
             outcomes.end_latencies.append(None if fired_at is None else fired_at - pause.start)
     outcomes.fires_in_speech = int(np.count_nonzero(~in_a_window))
@@ -103,6 +113,10 @@ class TurnMetrics:
     latency_mean: float
     fires_in_speech: int
     fires_in_speech_per_minute: float
+    mid_sentence_holds: int
+    mid_sentence_false_cutoff_rate: float
+    after_sentence_holds: int
+    after_sentence_false_cutoff_rate: float
 
     def as_dict(self) -> dict[str, float | int]:
         return asdict(self)
@@ -117,10 +131,13 @@ def summarize(outcomes: TurnOutcomes) -> TurnMetrics:
     misses = ends - len(detected)
     latency = percentiles(detected, (50, 90))
     minutes = outcomes.audio_seconds / 60.0
+    labelled = list(zip(outcomes.hold_fired, outcomes.hold_after_sentence, strict=True))
+    mid = [fired for fired, after_sentence in labelled if after_sentence is False]
+    after = [fired for fired, after_sentence in labelled if after_sentence is True]
     return TurnMetrics(
         holds=holds,
         false_cutoffs=false_cutoffs,
-        false_cutoff_rate=false_cutoffs / holds if holds else float("nan"),
+        false_cutoff_rate=_rate(outcomes.hold_fired),
         ends=ends,
         misses=misses,
         miss_rate=misses / ends if ends else float("nan"),
@@ -129,7 +146,15 @@ def summarize(outcomes: TurnOutcomes) -> TurnMetrics:
         latency_mean=latency["mean"],
         fires_in_speech=outcomes.fires_in_speech,
         fires_in_speech_per_minute=outcomes.fires_in_speech / minutes if minutes else float("nan"),
+        mid_sentence_holds=len(mid),
+        mid_sentence_false_cutoff_rate=_rate(mid),
+        after_sentence_holds=len(after),
+        after_sentence_false_cutoff_rate=_rate(after),
     )
+
+
+def _rate(fired: list[bool]) -> float:
+    return sum(fired) / len(fired) if fired else float("nan")
 
 
 def detects_most_ends(metrics: TurnMetrics) -> bool:
