@@ -1,0 +1,85 @@
+"""How natural can the TTS sound through its vocoder? DNSMOS of the teacher's audio and of resyntheses of it.
+
+The default voice learns acoustic frames (`sonare.tts.acoustic`) from Piper joe and renders them with the
+harmonic-plus-noise vocoder (`sonare.tts.vocoder`). Rendering the frames measured from the teacher's own audio
+(perfect frames) gives the best the model could ever sound through that vocoder; WORLD's own synthesis of the
+same analysis is the reference parametric vocoder. The last row keeps the teacher's STFT magnitudes and takes
+only the phase from our vocoder: the best a post-filter that corrects magnitudes (and not phase) could reach.
+
+    python benchmarks/vocoder_ceiling.py [--sentences 12]
+
+Prints the mean DNSMOS (overall, signal, background, P.808) of each rendering, over held-out sentences.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+
+import numpy as np
+import torch
+
+N_FFT = 512  # magnitude-swap STFT: 23 ms windows, the vocoder's own grain length
+
+
+def _world_resynthesis(audio: np.ndarray) -> np.ndarray:
+    import pyworld
+
+    from sonare.tts.acoustic import ANALYSIS_FFT, F0_CEIL, F0_FLOOR, HOP, SAMPLE_RATE
+
+    x = audio.astype(np.float64)
+    period_ms = HOP / SAMPLE_RATE * 1000.0
+    f0, times = pyworld.dio(x, SAMPLE_RATE, f0_floor=F0_FLOOR, f0_ceil=F0_CEIL, frame_period=period_ms)
+    f0 = pyworld.stonemask(x, f0, times, SAMPLE_RATE)
+    sp = pyworld.cheaptrick(x, f0, times, SAMPLE_RATE, fft_size=ANALYSIS_FFT)
+    ap = pyworld.d4c(x, f0, times, SAMPLE_RATE, fft_size=ANALYSIS_FFT)
+    return pyworld.synthesize(f0, sp, ap, SAMPLE_RATE, period_ms).astype(np.float32)
+
+
+def _teacher_magnitude_our_phase(teacher: np.ndarray, ours: np.ndarray) -> np.ndarray:
+    window = torch.hann_window(N_FFT)
+
+    def stft(x: np.ndarray) -> torch.Tensor:
+        return torch.stft(torch.from_numpy(x), N_FFT, N_FFT // 4, window=window, return_complex=True)
+
+    mixed = stft(teacher).abs() * torch.exp(1j * stft(ours).angle())
+    return torch.istft(mixed, N_FFT, N_FFT // 4, window=window, length=len(teacher)).numpy()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sentences", type=int, default=12)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+
+    from sonare.data.teachers import get_teacher
+    from sonare.eval.mos import dnsmos
+    from sonare.text import generate_sentences
+    from sonare.tts.acoustic import SAMPLE_RATE, analyze
+    from sonare.tts.vocoder import HarmonicNoiseVocoder
+
+    teacher = get_teacher("piper")
+    vocoder = HarmonicNoiseVocoder()
+    scores: dict[str, list[dict[str, float]]] = {}
+    for text in generate_sentences(args.sentences, seed=3, split="heldout"):
+        audio = teacher.synthesize(text, "joe").audio
+        ours = vocoder.render(torch.from_numpy(analyze(audio))).numpy()[: len(audio)]
+        audio = audio[: len(ours)]
+        renderings = {
+            "Piper joe (teacher)": audio,
+            "WORLD synthesis of its analysis": _world_resynthesis(audio),
+            "Sonare vocoder, perfect frames": ours,
+            "teacher magnitude + Sonare phase": _teacher_magnitude_our_phase(audio, ours),
+        }
+        for name, signal in renderings.items():
+            scores.setdefault(name, []).append(dnsmos(signal, SAMPLE_RATE).as_dict())
+
+    print(f"{args.sentences} held-out sentences, mean DNSMOS")
+    print(f"{'rendering':<36} {'ovrl':>6} {'sig':>6} {'bak':>6} {'p808':>6}")
+    for name, rows in scores.items():
+        means = [statistics.fmean(r[m] for r in rows) for m in ("ovrl", "sig", "bak", "p808")]
+        print(f"{name:<36} " + " ".join(f"{v:6.2f}" for v in means))
+
+
+if __name__ == "__main__":
+    main()
