@@ -10,6 +10,7 @@ import pytest
 from sonare.stt.beam import BeamDecoder, BeamSettings
 from sonare.stt.decode import GreedyDecoder
 from sonare.stt.lm import BOS, EOS, WordLM
+from sonare.stt.model import FRAME_SECONDS
 from sonare.stt.vocab import ALPHABET, BLANK
 
 TEXT = ["the cat sat on the mat", "the cat ate", "a dog sat on the cat", "the mat was red"] * 3 + ["one more line"]
@@ -67,8 +68,8 @@ def test_the_language_model_corrects_a_letter_the_acoustics_got_wrong(lm):
     # "the cat" where the acoustics slightly prefer "tha cat" and "cet".
     spelling = [{"t": 0.9}, {"h": 0.9}, {"a": 0.5, "e": 0.4}, {" ": 0.9}, {"c": 0.9}, {"e": 0.5, "a": 0.4}, {"t": 0.9}]
     logp = _frames(spelling)
-    greedy, _ = _decode(GreedyDecoder(), logp)
-    beam, _ = _decode(BeamDecoder(lm, BeamSettings(alpha=1.0, beta=1.0)), logp)
+    greedy, _ = _decode(GreedyDecoder(FRAME_SECONDS), logp)
+    beam, _ = _decode(BeamDecoder(lm, BeamSettings(alpha=1.0, beta=1.0), FRAME_SECONDS), logp)
     assert greedy == "tha cet"
     assert beam == "the cat"
 
@@ -76,13 +77,13 @@ def test_the_language_model_corrects_a_letter_the_acoustics_got_wrong(lm):
 def test_partials_revise_only_their_last_word_and_words_carry_times(lm):
     words = ["the", "cat", "sat", "on", "the", "mat"]
     spelling = [{ch: 0.6, "e": 0.2} if ch != "e" else {"e": 0.6, "a": 0.2} for ch in " ".join(words)]
-    decoder = BeamDecoder(lm, BeamSettings())
+    decoder = BeamDecoder(lm, BeamSettings(), FRAME_SECONDS)
     final, partials = _decode(decoder, _frames(spelling))
     assert final == "the cat sat on the mat"
     for before, after in zip(partials, partials[1:], strict=False):
         kept = before.split()[:-1]
         assert after.split()[: len(kept)] == kept, (before, after)
-    decoder = BeamDecoder(lm, BeamSettings())
+    decoder = BeamDecoder(lm, BeamSettings(), FRAME_SECONDS)
     for k, row in enumerate(_frames(spelling)):
         decoder.push(row, k)
     timed = decoder.take_segment()
@@ -92,7 +93,7 @@ def test_partials_revise_only_their_last_word_and_words_carry_times(lm):
 
 def test_an_unknown_word_survives_when_the_acoustics_are_sure(lm):
     spelling = [{ch: 0.97} for ch in "the zorb"]
-    final, _ = _decode(BeamDecoder(lm, BeamSettings()), _frames(spelling))
+    final, _ = _decode(BeamDecoder(lm, BeamSettings(), FRAME_SECONDS), _frames(spelling))
     assert final == "the zorb"
 
 

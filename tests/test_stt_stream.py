@@ -77,6 +77,31 @@ def test_chunk_sizes_do_not_change_events(recognizer, speech):
     assert [e for e in whole if isinstance(e, TurnEvent)] == [e for e in odd if isinstance(e, TurnEvent)]
 
 
+def test_a_model_with_two_ctc_frames_per_encoder_frame_streams_as_it_reads_offline(speech):
+    from sonare.stt.model import STTConfig, STTModel
+    from sonare.stt.stream import STTStreamingModel
+    from sonare.train.stt import greedy_text
+
+    torch.manual_seed(1)
+    cfg = STTConfig(channels=8, d_model=32, n_layers=2, d_state=8, head_dim=16, ctc_per_frame=2)
+    recognizer = STTStreamingModel(STTModel(cfg), 0.5, 0.8)
+    from sonare.audio.features import log_mel
+    from sonare.audio.resample import resample
+
+    audio = resample(speech[0], speech[1], 16000)
+    options = RecognitionOptions(sample_rate=16000, turn_detection=False)
+    streamed = list(recognizer.stream(_chunked(audio, [1, 333, 4097, 17, 160]), options))
+    words = [w for e in streamed if isinstance(e, Transcript) and e.is_final for w in e.words]
+    mel = log_mel(audio)
+    mel = mel[: len(mel) // 4 * 4][None]
+    with torch.no_grad():
+        logp = recognizer.model(mel)[0].log_softmax(-1)[0].numpy()
+    assert logp.shape[0] == 2 * mel.shape[1] // 4
+    offline = greedy_text(logp, cfg.ctc_frame_seconds)
+    assert offline and " ".join(w.word for w in words) == offline
+    assert all(0 <= w.start < w.end <= len(audio) / 16000 + 0.05 for w in words)  # times in 20 ms CTC frames
+
+
 @pytest.mark.parametrize("rate", [8000, 44100, 48000])
 def test_any_rate_is_resampled(recognizer, speech, rate):
     from sonare.audio.resample import resample

@@ -4,6 +4,7 @@ import json
 from dataclasses import asdict
 
 import numpy as np
+import pytest
 import torch
 import yaml
 
@@ -77,6 +78,26 @@ def test_a_model_grows_deeper_without_changing_what_it_computes(tmp_path):
         assert torch.allclose(small(mel)[0], deeper(mel)[0], atol=1e-6)
 
 
+def test_splitting_ctc_frames_keeps_what_the_model_reads(tmp_path):
+    from sonare.stt.model import STTConfig, STTModel
+    from sonare.train.stt import greedy_text, initial_weights
+
+    torch.manual_seed(0)
+    small = STTModel(STTConfig(**SMALL)).eval()
+    torch.save({"model": small.state_dict(), "model_config": small.cfg.to_dict()}, tmp_path / "best.pt")
+    split, _ = initial_weights(str(tmp_path / "best.pt"), {"ctc_per_frame": 2})
+    split.eval()
+    mel = torch.randn(1, 400, 80) * 3
+    with torch.no_grad():
+        before, after = small(mel)[0].log_softmax(-1)[0].numpy(), split(mel)[0].log_softmax(-1)[0].numpy()
+    assert after.shape == (2 * before.shape[0], before.shape[1])  # two 20 ms CTC frames per encoder frame
+    text = greedy_text(before, small.cfg.ctc_frame_seconds)
+    assert text and greedy_text(after, split.cfg.ctc_frame_seconds) == text  # repeats merge: the same letters
+    torch.save({"model": split.state_dict(), "model_config": split.cfg.to_dict()}, tmp_path / "split.pt")
+    with pytest.raises(SystemExit):
+        initial_weights(str(tmp_path / "split.pt"), {"ctc_per_frame": 3})
+
+
 def test_collate_masks_and_augments(fixture_corpus, tmp_path):
     from sonare.stt.dataset import load_source
     from sonare.stt.model import STTConfig, STTModel
@@ -119,3 +140,24 @@ def test_phone_labels_follow_the_alignment_and_train_the_auxiliary_head(fixture_
     parts = losses(model, head, batch, STTTrainConfig(sources=[], phone_weight=1.0))
     parts["loss"].backward()
     assert parts["phone"] > 0 and head.weight.grad.abs().sum() > 0
+
+
+def test_the_ctc_loss_runs_over_every_ctc_frame(fixture_corpus, tmp_path):
+    from sonare.stt.dataset import load_source
+    from sonare.stt.model import STTConfig, STTModel
+    from sonare.train.stt import losses
+
+    items = [u for u in load_source(fixture_corpus / "manifest.jsonl", "train", tmp_path) if len(u.target)][:2]
+    head = torch.nn.Linear(SMALL["d_model"], 400)
+    cfg = STTTrainConfig(sources=[])
+    torch.manual_seed(0)
+    one = STTModel(STTConfig(**SMALL))
+    two = STTModel(STTConfig(**SMALL, ctc_per_frame=2))
+    two.load_state_dict({**one.state_dict(), "ctc.weight": two.ctc.weight, "ctc.bias": two.ctc.bias})
+    batch = collate(items, one, cfg, None)
+    ctc_one, ctc_two = losses(one, head, batch, cfg)["ctc"], losses(two, head, batch, cfg)["ctc"]
+    assert torch.isfinite(ctc_two) and ctc_two > 0
+    # Twice the frames to align over: the loss differs from the one-frame model's, with the same encoder.
+    assert not torch.isclose(ctc_one, ctc_two)
+    ctc_two.backward()
+    assert two.ctc.weight.grad.abs().sum() > 0

@@ -24,7 +24,6 @@ import numpy as np
 from sonare.stt.decode import word_at
 from sonare.stt.lm import BOS, EOS, WordLM
 from sonare.stt.messages import Word
-from sonare.stt.model import FRAME_SECONDS
 from sonare.stt.vocab import ALPHABET, BLANK, SPACE
 
 NEG = -1e30
@@ -63,9 +62,10 @@ class _Hyp:
 class BeamDecoder:
     """Same interface as `GreedyDecoder`: `push` frames, read `text()` / `words`, `take_segment()`."""
 
-    def __init__(self, lm: WordLM, settings: BeamSettings):
+    def __init__(self, lm: WordLM, settings: BeamSettings, frame_seconds: float):
         self.lm = lm
         self.settings = settings
+        self.frame_seconds = frame_seconds  # the model's CTC frame
         self._reset()
 
     def _reset(self) -> None:
@@ -91,7 +91,7 @@ class BeamDecoder:
     # -- decoding -----------------------------------------------------------------------------------------
 
     def push(self, logp: np.ndarray, frame: int) -> None:
-        """Feed one encoder frame's CTC log-probabilities (V,)."""
+        """Feed one CTC frame's log-probabilities (V,)."""
         s = self.settings
         row = logp.tolist()
         letters = [k for k in np.flatnonzero(logp > s.prune).tolist() if k != BLANK]
@@ -128,7 +128,7 @@ class BeamDecoder:
                         add(key, NEG, source + row[k], h.lm, h.words, h.first, h.last_frame, SPACE)
                         continue
                     closed = (*words, part)
-                    word = word_at(part, h.first, h.last_frame)
+                    word = word_at(part, h.first, h.last_frame, self.frame_seconds)
                     lm = h.lm + self._word_score(words, part)
                     add((closed, ""), NEG, source + row[k], lm, (*h.words, word), 0, 0, SPACE)
                 else:
@@ -142,7 +142,7 @@ class BeamDecoder:
 
     def _commit(self, frame: int) -> None:
         best = self._best().words
-        settled = frame * FRAME_SECONDS - self.settings.commit_seconds
+        settled = frame * self.frame_seconds - self.settings.commit_seconds
         n = self.committed
         while n < len(best) and best[n].end <= settled:
             n += 1
@@ -181,7 +181,7 @@ class BeamDecoder:
             score, out = h.total(), h.words
             if part:
                 score += self._word_score(words, part)
-                words, out = (*words, part), (*out, word_at(part, h.first, h.last_frame))
+                words, out = (*words, part), (*out, word_at(part, h.first, h.last_frame, self.frame_seconds))
             history = (BOS, BOS, *words)[-2:]
             return score + self.settings.alpha * self.lm.log_prob(history[0], history[1], EOS), out
 

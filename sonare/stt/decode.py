@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sonare.stt.messages import Word
-from sonare.stt.model import FRAME_SECONDS
 from sonare.stt.vocab import ALPHABET, BLANK, SPACE
 
 # A causal CTC model emits a character's spike some frames after the sound (it waits for evidence). Word
@@ -22,10 +21,10 @@ from sonare.stt.vocab import ALPHABET, BLANK, SPACE
 EMISSION_DELAY_FRAMES = 0
 
 
-def word_at(chars: str, first_frame: int, last_frame: int) -> Word:
-    """A word spelled from encoder frame `first_frame` to `last_frame`, with its times in seconds."""
-    start = max(0, first_frame - EMISSION_DELAY_FRAMES - 1) * FRAME_SECONDS
-    end = max(start + FRAME_SECONDS, (last_frame - EMISSION_DELAY_FRAMES + 1) * FRAME_SECONDS)
+def word_at(chars: str, first_frame: int, last_frame: int, frame_seconds: float) -> Word:
+    """A word spelled from CTC frame `first_frame` to `last_frame` (each `frame_seconds` long), times in seconds."""
+    start = max(0, first_frame - EMISSION_DELAY_FRAMES - 1) * frame_seconds
+    end = max(start + frame_seconds, (last_frame - EMISSION_DELAY_FRAMES + 1) * frame_seconds)
     return Word(chars, round(start, 3), round(end, 3))
 
 
@@ -33,6 +32,7 @@ def word_at(chars: str, first_frame: int, last_frame: int) -> Word:
 class GreedyDecoder:
     """Collapses repeats, drops blanks and splits words on the space symbol."""
 
+    frame_seconds: float  # the model's CTC frame (`STTConfig.ctc_frame_seconds`)
     previous: int = BLANK
     words: list[Word] = field(default_factory=list)  # closed words of the current segment
     chars: str = ""  # the word being spelled
@@ -40,7 +40,7 @@ class GreedyDecoder:
     last_frame: int = 0
 
     def push(self, logp: np.ndarray, frame: int) -> None:
-        """Feed one encoder frame's CTC log-probabilities (V,)."""
+        """Feed one CTC frame's log-probabilities (V,)."""
         token = int(logp.argmax())
         if token != self.previous and token != BLANK:
             if token == SPACE:
@@ -54,7 +54,7 @@ class GreedyDecoder:
 
     def _close_word(self) -> None:
         if self.chars:
-            self.words.append(word_at(self.chars, self.first_frame, self.last_frame))
+            self.words.append(word_at(self.chars, self.first_frame, self.last_frame, self.frame_seconds))
             self.chars = ""
 
     def text(self) -> str:

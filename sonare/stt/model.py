@@ -2,10 +2,15 @@
 
 Shapes: B batch, T log-mel frames (10 ms), L encoder frames (40 ms, L = T // 4), M mel bins (80),
 C subsampler channels, F1 = 39 and F2 = 19 frequency positions after each strided conv, D d_model,
-V vocabulary (CTC alphabet with blank).
+V vocabulary (CTC alphabet with blank), R CTC frames per encoder frame (`ctc_per_frame`).
 
-    log-mel (B, T, M) -> normalise -> Subsampler (B, L, D) -> SSMStack (B, L, D) -> ctc (B, L, V)
+    log-mel (B, T, M) -> normalise -> Subsampler (B, L, D) -> SSMStack (B, L, D) -> ctc (B, L·R, V)
                                                                                  -> turn (B, L, 2)
+
+Speech runs at up to about one character per 40 ms (0.69 per frame at the median of the training corpus, more
+in fast speech), and CTC needs a frame per character plus a blank between doubled letters, so at R = 1 fast
+speech leaves it no room. R > 1 splits each encoder frame into R CTC frames of 40/R ms through a wider head,
+at no cost to the encoder.
 
 Every part is causal with zero look-ahead: encoder frame k sees log-mel frames up to 4k + 3, so it is
 ready as soon as its 40 ms have been heard. The turn head reads the same encoder state as the CTC head,
@@ -57,8 +62,13 @@ class STTConfig:
     expand: int = 2
     chunk_size: int = 16  # SSD chunk: streaming steps are short, and 16 also trains fastest on CPU
     dropout: float = 0.1
+    ctc_per_frame: int = 1  # R: CTC frames per encoder frame
     vocab_size: int = VOCAB_SIZE
     n_mels: int = N_MELS
+
+    @property
+    def ctc_frame_seconds(self) -> float:
+        return FRAME_SECONDS / self.ctc_per_frame
 
     def ssm_config(self) -> Mamba2Config:
         return Mamba2Config(
@@ -123,7 +133,7 @@ class STTModel(nn.Module):
         self.subsample = Subsampler(cfg)
         self.dropout = nn.Dropout(cfg.dropout)
         self.encoder = SSMStack(cfg.ssm_config(), cfg.n_layers)
-        self.ctc = nn.Linear(cfg.d_model, cfg.vocab_size)
+        self.ctc = nn.Linear(cfg.d_model, cfg.vocab_size * cfg.ctc_per_frame)
         self.turn = nn.Linear(cfg.d_model, 2)
 
     def new_state(self, batch: int) -> BatchState:
@@ -136,10 +146,15 @@ class STTModel(nn.Module):
     ) -> tuple[Tensor, Tensor, BatchState]:
         """mel: (B, 4L, M) log-mel; lengths (B,) valid encoder frames per row (default: all).
 
-        Returns CTC logits (B, L, V), turn logits (B, L, 2) and the state after each row's last valid frame.
+        Returns CTC logits (B, L·R, V), turn logits (B, L, 2) and the state after each row's last valid frame.
         """
         h, state = self.encode(mel, state, lengths)
-        return self.ctc(h), self.turn(h), state
+        return self.ctc_logits(h), self.turn(h), state
+
+    def ctc_logits(self, h: Tensor) -> Tensor:
+        """Encoder output (B, L, D) -> CTC logits (B, L·R, V): encoder frame k gives CTC frames kR .. kR + R - 1."""
+        bsz, length, _ = h.shape
+        return self.ctc(h).reshape(bsz, length * self.cfg.ctc_per_frame, self.cfg.vocab_size)
 
     def encode(
         self, mel: Tensor, state: BatchState | None = None, lengths: Tensor | None = None

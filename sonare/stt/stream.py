@@ -173,7 +173,8 @@ class STTStreamingModel:
             raise ValueError(f"sample_rate must be between {MIN_RATE} and {MAX_RATE} Hz")
         if options.language not in LANGUAGES:
             raise ValueError(f"language {options.language!r} is not supported (supported: {', '.join(LANGUAGES)})")
-        decoder = BeamDecoder(self.lm, self.beam) if self.lm is not None else GreedyDecoder()
+        seconds = self.model.cfg.ctc_frame_seconds
+        decoder = BeamDecoder(self.lm, self.beam, seconds) if self.lm is not None else GreedyDecoder(seconds)
         return STTSession(options, decoder, self.eager_threshold, self.end_threshold)
 
     # -- one batched step --------------------------------------------------------------------------------
@@ -194,13 +195,14 @@ class STTStreamingModel:
                 idx = torch.tensor(rows)
                 ctc, turn, new = self.model(mel, state.gather(idx), lengths)
                 state.scatter_(idx, new)
-            logp = torch.log_softmax(ctc, -1).numpy()
+            per = self.model.cfg.ctc_per_frame
+            logp = torch.log_softmax(ctc, -1).numpy()  # (rows, L·R, V)
             probs = torch.sigmoid(turn).tolist()
             for r, i in enumerate(rows):
                 s = sessions[i]
                 first = s.frames_encoded // SUBSAMPLING - int(lengths[r])
                 for k in range(int(lengths[r])):
-                    self._frame(s, logp[r, k], probs[r][k], first + k, events[i])
+                    self._frame(s, logp[r, k * per : (k + 1) * per], probs[r][k], first + k, events[i])
                 self._emit_partial(s, events[i])
         for i, s in enumerate(sessions):
             while s.mark_due():
@@ -208,7 +210,9 @@ class STTStreamingModel:
         return state, events
 
     def _frame(self, s: STTSession, logp: np.ndarray, probs: list[float], frame: int, out: list[Any]) -> None:
-        s.decoder.push(logp, frame)
+        """Encoder frame `frame`: its R CTC frames' log-probabilities (R, V) and its turn probabilities."""
+        for j, row in enumerate(logp):
+            s.decoder.push(row, frame * len(logp) + j)
         if not s.options.turn_detection:
             return
         kind = s.turns.push(probs[TURN_END], probs[TURN_SPEECH])

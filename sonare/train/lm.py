@@ -74,21 +74,26 @@ def tune(lm: WordLM, cfg: LMTrainConfig, stt_dir: str | os.PathLike) -> tuple[Be
     if not items:
         raise FileNotFoundError(f"no held-back training clips from {cfg.stt_recipe} (is its corpus built?)")
     torch.set_num_threads(stt_cfg.threads)
-    logps = [logp for logp, _ in model_outputs(load_from(stt_dir).model, items, stt_cfg)]
+    model = load_from(stt_dir).model
+    logps = [logp for logp, _ in model_outputs(model, items, stt_cfg)]
+    seconds = model.cfg.ctc_frame_seconds
 
     def wer(decode) -> float:
         return corpus_errors((u.text, decode(logp)) for u, logp in zip(items, logps, strict=True)).wer
 
+    def greedy(logp) -> str:
+        return greedy_text(logp, seconds)
+
     def beam_text(settings: BeamSettings):
         def decode(logp) -> str:
-            decoder = BeamDecoder(lm, settings)
+            decoder = BeamDecoder(lm, settings, seconds)
             for k, row in enumerate(logp):
                 decoder.push(row, k)
             return " ".join(w.word for w in decoder.take_segment())
 
         return decode
 
-    report = {"clips": len(items), "greedy_wer": round(wer(greedy_text), 4), "grid": []}
+    report = {"clips": len(items), "greedy_wer": round(wer(greedy), 4), "grid": []}
     best: tuple[float, BeamSettings] | None = None
     for alpha in cfg.alphas:
         for beta in cfg.betas:

@@ -156,13 +156,12 @@ def losses(
     model: STTModel, phone_head: torch.nn.Linear, batch: dict[str, torch.Tensor], cfg: STTTrainConfig
 ) -> dict[str, torch.Tensor]:
     h, _ = model.encode(batch["mel"], lengths=batch["lengths"])
-    ctc_logits, turn_logits = model.ctc(h), model.turn(h)
+    ctc_logits, turn_logits = model.ctc_logits(h), model.turn(h)
     has_text = batch["target_lengths"] > 0
     if has_text.any():
-        logp = F.log_softmax(ctc_logits[has_text], dim=-1).transpose(0, 1)  # (L, B', V)
-        ctc = F.ctc_loss(
-            logp, batch["targets"], batch["lengths"][has_text], batch["target_lengths"][has_text], zero_infinity=True
-        )
+        logp = F.log_softmax(ctc_logits[has_text], dim=-1).transpose(0, 1)  # (L·R, B', V)
+        ctc_lengths = batch["lengths"][has_text] * model.cfg.ctc_per_frame
+        ctc = F.ctc_loss(logp, batch["targets"], ctc_lengths, batch["target_lengths"][has_text], zero_infinity=True)
     else:
         ctc = ctc_logits.sum() * 0.0
     valid = torch.arange(turn_logits.shape[1])[None, :] < batch["lengths"][:, None]
@@ -213,7 +212,9 @@ def initial_weights(source: str, model_overrides: dict) -> tuple[STTModel, dict 
 
     A recipe may ask for more encoder layers than the source has: the source's layers keep their weights and
     the extra layers, stacked on top, start as identities (output projection zeroed, so each residual block
-    adds nothing), which lets a plateaued model grow deeper without losing what it has learnt.
+    adds nothing), which lets a plateaued model grow deeper without losing what it has learnt. It may also ask
+    for more CTC frames per encoder frame (`ctc_per_frame`) than a source with one: each of the R frames starts
+    as a copy of the source's, and since CTC merges repeated letters the model still reads exactly as before.
     """
     from sonare.stt.weights import load_from
 
@@ -224,12 +225,19 @@ def initial_weights(source: str, model_overrides: dict) -> tuple[STTModel, dict 
         start, phone_head = STTModel(STTConfig(**saved["model_config"])), saved.get("phone_head")
         start.load_state_dict(saved["model"])
     n_layers = model_overrides.get("n_layers", start.cfg.n_layers)
-    if n_layers == start.cfg.n_layers:
+    per = model_overrides.get("ctc_per_frame", start.cfg.ctc_per_frame)
+    if (n_layers, per) == (start.cfg.n_layers, start.cfg.ctc_per_frame):
         return start, phone_head
     if n_layers < start.cfg.n_layers:
         raise SystemExit(f"init_from has {start.cfg.n_layers} encoder layers; a model can grow, not shrink")
-    model = STTModel(replace(start.cfg, n_layers=n_layers))
-    missing, unexpected = model.load_state_dict(start.state_dict(), strict=False)
+    if per != start.cfg.ctc_per_frame and start.cfg.ctc_per_frame != 1:
+        raise SystemExit(f"init_from has {start.cfg.ctc_per_frame} CTC frames per encoder frame; only 1 can split")
+    model = STTModel(replace(start.cfg, n_layers=n_layers, ctc_per_frame=per))
+    weights = start.state_dict()
+    if per != start.cfg.ctc_per_frame:  # the source has one CTC frame per encoder frame: R copies of it
+        weights["ctc.weight"] = weights["ctc.weight"].repeat(per, 1)
+        weights["ctc.bias"] = weights["ctc.bias"].repeat(per)
+    missing, unexpected = model.load_state_dict(weights, strict=False)
     new_layers = {f"encoder.layers.{i}." for i in range(start.cfg.n_layers, n_layers)}
     if unexpected or any(not any(k.startswith(p) for p in new_layers) for k in missing):
         raise SystemExit(f"init_from does not match the model: missing {missing}, unexpected {unexpected}")
@@ -338,7 +346,8 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
 
 @torch.no_grad()
 def model_outputs(model: STTModel, items: list[Utterance], cfg: STTTrainConfig):
-    """Per utterance: CTC log-probabilities (L, V) and (end, speech) probabilities, in batches of similar length."""
+    """Per utterance: CTC log-probabilities (L·R, V) and (end, speech) probabilities (L, 2), in batches of similar
+    length."""
     model.eval()
     order = sorted(range(len(items)), key=lambda i: len(items[i].mel))
     results: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -349,14 +358,15 @@ def model_outputs(model: STTModel, items: list[Utterance], cfg: STTTrainConfig):
         logp, probs = torch.log_softmax(ctc, -1), torch.sigmoid(turn)
         for r, i in enumerate(idx):
             n = int(batch["lengths"][r])
-            results[i] = (logp[r, :n].numpy(), probs[r, :n].numpy())
+            results[i] = (logp[r, : n * model.cfg.ctc_per_frame].numpy(), probs[r, :n].numpy())
     return [results[i] for i in range(len(items))]
 
 
-def greedy_text(logp: np.ndarray) -> str:
+def greedy_text(logp: np.ndarray, frame_seconds: float) -> str:
+    """The words of greedy decoding of CTC log-probabilities (frames, V), frames `frame_seconds` long."""
     from sonare.stt.decode import GreedyDecoder
 
-    decoder = GreedyDecoder()
+    decoder = GreedyDecoder(frame_seconds)
     for k, row in enumerate(logp):
         decoder.push(row, k)
     return " ".join(w.word for w in decoder.take_segment())
@@ -385,7 +395,10 @@ def validate(model: STTModel, val_sets: dict[str, list[Utterance]], cfg: STTTrai
     record: dict = {"step": step}
     for name, items in val_sets.items():
         outputs = model_outputs(model, items, cfg)
-        errors = corpus_errors((u.text, greedy_text(logp)) for u, (logp, _) in zip(items, outputs, strict=True))
+        seconds = model.cfg.ctc_frame_seconds
+        errors = corpus_errors(
+            (u.text, greedy_text(logp, seconds)) for u, (logp, _) in zip(items, outputs, strict=True)
+        )
         result: dict = {"wer": round(errors.wer, 4), "utterances": len(items)}
         turns = [(u, o) for u, o in zip(items, outputs, strict=True) if u.pauses]
         if turns:
