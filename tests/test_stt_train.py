@@ -161,3 +161,17 @@ def test_the_ctc_loss_runs_over_every_ctc_frame(fixture_corpus, tmp_path):
     assert not torch.isclose(ctc_one, ctc_two)
     ctc_two.backward()
     assert two.ctc.weight.grad.abs().sum() > 0
+
+
+def test_fast_speech_is_trained_on_only_when_ctc_can_spell_it():
+    from sonare.stt.dataset import Utterance
+    from sonare.train.stt import fit_ctc
+
+    def clip(frames: int, letters: int) -> Utterance:
+        mel = np.zeros((4 * frames, 80), np.float32)
+        nan = np.full(frames, np.nan, np.float32)
+        return Utterance(f"{frames}-{letters}", "test", mel, np.ones(letters, np.int64), nan, nan, "x", None, None)
+
+    slow, fast = clip(30, 20), clip(30, 45)  # 45 letters in 1.2 s: more than one per 40 ms frame
+    assert fit_ctc([slow, fast], 1) == [slow]
+    assert fit_ctc([slow, fast], 2) == [slow, fast]

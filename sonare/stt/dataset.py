@@ -101,8 +101,8 @@ def _example(item_id: str, source: str, mel: np.ndarray, text: str, record: dict
     target = encode(normalize(text))
     mel = _trim(mel)
     n = len(mel) // SUBSAMPLING
-    if target is None or n <= len(target):
-        return None  # not spellable, or too short for CTC to fit its target
+    if target is None or n == 0:
+        return None  # not spellable, or no whole encoder frame
     speech, end = turn_labels(n, record.get("words"), record.get("pauses"))
     phones = phone_labels(n, record.get("phones"))
     return Utterance(item_id, source, mel, np.array(target, np.int64), speech, end, text, record.get("pauses"), phones)

@@ -186,15 +186,25 @@ def feature_statistics(items: list[Utterance], limit: int = 500) -> tuple[torch.
     return torch.from_numpy(sample.mean(0)).float(), torch.from_numpy(sample.std(0)).float().clamp(min=1e-2)
 
 
+def fit_ctc(items: list[Utterance], ctc_per_frame: int) -> list[Utterance]:
+    """The utterances with more CTC frames than letters. The fastest speech fits only when each encoder frame
+    gives several CTC frames."""
+    return [u for u in items if u.n_frames * ctc_per_frame > len(u.target)]
+
+
 def load_data(cfg: STTTrainConfig, run: Path) -> tuple[list[Utterance], dict[str, list[Utterance]]]:
     train_all, heldout = [], []
     for source in cfg.sources:
         train_all += load_source(source, "train", run / "features", cfg.teachers_out)
         heldout += load_source(source, "heldout", run / "features")
+    train_all = fit_ctc(train_all, cfg.model.get("ctc_per_frame", 1))
     # Conversations are few and each has several pauses: a larger share of them picks the turn thresholds.
     held = [_is_validation(u, cfg.val_turn_fraction if u.pauses else cfg.val_fraction) for u in train_all]
     train = [u for u, h in zip(train_all, held, strict=True) if not h]
-    held_back = [u for u, h in zip(train_all, held, strict=True) if h]
+    # Validation clips are those a model with one CTC frame per encoder frame can spell, whatever this model's
+    # frames: runs of either kind are then scored on the same clips.
+    held_back = fit_ctc([u for u, h in zip(train_all, held, strict=True) if h], 1)
+    heldout = fit_ctc(heldout, 1)
     rng = random.Random(cfg.seed)
     sets = {
         "val": held_back,
