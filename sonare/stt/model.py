@@ -7,10 +7,10 @@ V vocabulary (CTC alphabet with blank), R CTC frames per encoder frame (`ctc_per
     log-mel (B, T, M) -> normalise -> Subsampler (B, L, D) -> SSMStack (B, L, D) -> ctc (B, L·R, V)
                                                                                  -> turn (B, L, 2)
 
-Speech runs at up to about one character per 40 ms (0.69 per frame at the median of the training corpus, more
-in fast speech), and CTC needs a frame per character plus a blank between doubled letters, so at R = 1 fast
-speech leaves it no room. R > 1 splits each encoder frame into R CTC frames of 40/R ms through a wider head,
-at no cost to the encoder.
+Conversational English runs at 12-20 letters a second (spaces included), fast speech more, and CTC needs a
+frame per letter plus a blank between doubled letters: at 25 CTC frames a second (R = 1) fast speech leaves it
+no room. R > 1 splits each encoder frame into R CTC frames of 40/R ms through a wider head, at no cost to the
+encoder.
 
 Every part is causal with zero look-ahead: encoder frame k sees log-mel frames up to 4k + 3, so it is
 ready as soon as its 40 ms have been heard. The turn head reads the same encoder state as the CTC head,
