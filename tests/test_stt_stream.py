@@ -78,6 +78,8 @@ def test_chunk_sizes_do_not_change_events(recognizer, speech):
 
 
 def test_a_model_with_two_ctc_frames_per_encoder_frame_streams_as_it_reads_offline(speech):
+    from sonare.audio.features import log_mel
+    from sonare.audio.resample import resample
     from sonare.stt.model import STTConfig, STTModel
     from sonare.stt.stream import STTStreamingModel
     from sonare.train.stt import greedy_text
@@ -85,9 +87,6 @@ def test_a_model_with_two_ctc_frames_per_encoder_frame_streams_as_it_reads_offli
     torch.manual_seed(1)
     cfg = STTConfig(channels=8, d_model=32, n_layers=2, d_state=8, head_dim=16, ctc_per_frame=2)
     recognizer = STTStreamingModel(STTModel(cfg), 0.5, 0.8)
-    from sonare.audio.features import log_mel
-    from sonare.audio.resample import resample
-
     audio = resample(speech[0], speech[1], 16000)
     options = RecognitionOptions(sample_rate=16000, turn_detection=False)
     streamed = list(recognizer.stream(_chunked(audio, [1, 333, 4097, 17, 160]), options))
