@@ -25,15 +25,10 @@ N_FFT = 512  # magnitude-swap STFT: 23 ms windows, the vocoder's own grain lengt
 def _world_resynthesis(audio: np.ndarray) -> np.ndarray:
     import pyworld
 
-    from sonare.tts.acoustic import ANALYSIS_FFT, F0_CEIL, F0_FLOOR, HOP, SAMPLE_RATE
+    from sonare.tts.acoustic import FRAME_PERIOD_MS, SAMPLE_RATE, world_parameters
 
-    x = audio.astype(np.float64)
-    period_ms = HOP / SAMPLE_RATE * 1000.0
-    f0, times = pyworld.dio(x, SAMPLE_RATE, f0_floor=F0_FLOOR, f0_ceil=F0_CEIL, frame_period=period_ms)
-    f0 = pyworld.stonemask(x, f0, times, SAMPLE_RATE)
-    sp = pyworld.cheaptrick(x, f0, times, SAMPLE_RATE, fft_size=ANALYSIS_FFT)
-    ap = pyworld.d4c(x, f0, times, SAMPLE_RATE, fft_size=ANALYSIS_FFT)
-    return pyworld.synthesize(f0, sp, ap, SAMPLE_RATE, period_ms).astype(np.float32)
+    f0, sp, ap = world_parameters(audio)
+    return pyworld.synthesize(f0, sp, ap, SAMPLE_RATE, FRAME_PERIOD_MS).astype(np.float32)
 
 
 def _teacher_magnitude_our_phase(teacher: np.ndarray, ours: np.ndarray) -> np.ndarray:

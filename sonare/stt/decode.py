@@ -1,4 +1,4 @@
-"""Greedy CTC decoding, one encoder frame at a time, into words with timestamps.
+"""Greedy CTC decoding, one CTC frame at a time, into words with timestamps.
 
 The decoder for a model without a language model beside it (`sonare.stt.beam` is the one with).
 
@@ -10,11 +10,15 @@ is the stability the streaming API promises (a partial revises at most its last 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from sonare.stt.messages import Word
 from sonare.stt.vocab import ALPHABET, BLANK, SPACE
+
+if TYPE_CHECKING:
+    from sonare.stt.beam import BeamDecoder
 
 # A causal CTC model emits a character's spike some frames after the sound (it waits for evidence). Word
 # times undo that delay, measured with `python -m sonare.stt.bench` (word timestamp errors on held-out clips).
@@ -67,3 +71,10 @@ class GreedyDecoder:
         self._close_word()
         words, self.words = self.words, []
         return words
+
+
+def transcript(decoder: GreedyDecoder | BeamDecoder, logp: np.ndarray) -> str:
+    """The words a fresh decoder reads from one utterance's CTC log-probabilities (frames, V)."""
+    for k, row in enumerate(logp):
+        decoder.push(row, k)
+    return " ".join(w.word for w in decoder.take_segment())

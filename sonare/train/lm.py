@@ -22,6 +22,7 @@ from pathlib import Path
 import yaml
 
 from sonare.stt.beam import BeamDecoder, BeamSettings
+from sonare.stt.decode import transcript
 from sonare.stt.lm import LM_FILE, WordLM
 
 
@@ -86,10 +87,7 @@ def tune(lm: WordLM, cfg: LMTrainConfig, stt_dir: str | os.PathLike) -> tuple[Be
 
     def beam_text(settings: BeamSettings):
         def decode(logp) -> str:
-            decoder = BeamDecoder(lm, settings, seconds)
-            for k, row in enumerate(logp):
-                decoder.push(row, k)
-            return " ".join(w.word for w in decoder.take_segment())
+            return transcript(BeamDecoder(lm, settings, seconds), logp)
 
         return decode
 

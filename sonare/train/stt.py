@@ -374,12 +374,9 @@ def model_outputs(model: STTModel, items: list[Utterance], cfg: STTTrainConfig):
 
 def greedy_text(logp: np.ndarray, frame_seconds: float) -> str:
     """The words of greedy decoding of CTC log-probabilities (frames, V), frames `frame_seconds` long."""
-    from sonare.stt.decode import GreedyDecoder
+    from sonare.stt.decode import GreedyDecoder, transcript
 
-    decoder = GreedyDecoder(frame_seconds)
-    for k, row in enumerate(logp):
-        decoder.push(row, k)
-    return " ".join(w.word for w in decoder.take_segment())
+    return transcript(GreedyDecoder(frame_seconds), logp)
 
 
 def turn_curve(items: list[Utterance], outputs) -> dict:
@@ -403,9 +400,9 @@ def validate(model: STTModel, val_sets: dict[str, list[Utterance]], cfg: STTTrai
     from sonare.eval.wer import corpus_errors
 
     record: dict = {"step": step}
+    seconds = model.cfg.ctc_frame_seconds
     for name, items in val_sets.items():
         outputs = model_outputs(model, items, cfg)
-        seconds = model.cfg.ctc_frame_seconds
         errors = corpus_errors(
             (u.text, greedy_text(logp, seconds)) for u, (logp, _) in zip(items, outputs, strict=True)
         )

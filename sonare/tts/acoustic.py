@@ -47,18 +47,27 @@ def interpolation_matrix(points_hz: np.ndarray, bins_hz: np.ndarray) -> np.ndarr
     return np.stack([np.interp(bm, pm, eye[i]) for i in range(len(points_hz))], axis=1)
 
 
-def analyze(audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
-    """Teacher audio (float, mono, SAMPLE_RATE) -> frames (T, FRAME_DIM) float32, T = len // HOP + 1."""
+FRAME_PERIOD_MS = HOP / SAMPLE_RATE * 1000.0
+
+
+def world_parameters(audio: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """WORLD's full-resolution analysis of SAMPLE_RATE audio, one row per frame: F0 (T,) in Hz (0 unvoiced), the
+    spectral envelope (T, ANALYSIS_FFT // 2 + 1) and the aperiodicity (same shape)."""
     import pyworld
 
-    if sample_rate != SAMPLE_RATE:
-        raise ValueError(f"analysis expects {SAMPLE_RATE} Hz audio, got {sample_rate}")
     x = np.asarray(audio, dtype=np.float64)
-    period_ms = HOP / SAMPLE_RATE * 1000.0
-    f0, times = pyworld.dio(x, SAMPLE_RATE, f0_floor=F0_FLOOR, f0_ceil=F0_CEIL, frame_period=period_ms)
+    f0, times = pyworld.dio(x, SAMPLE_RATE, f0_floor=F0_FLOOR, f0_ceil=F0_CEIL, frame_period=FRAME_PERIOD_MS)
     f0 = pyworld.stonemask(x, f0, times, SAMPLE_RATE)
     sp = pyworld.cheaptrick(x, f0, times, SAMPLE_RATE, fft_size=ANALYSIS_FFT)
     ap = pyworld.d4c(x, f0, times, SAMPLE_RATE, fft_size=ANALYSIS_FFT)
+    return f0, sp, ap
+
+
+def analyze(audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+    """Teacher audio (float, mono, SAMPLE_RATE) -> frames (T, FRAME_DIM) float32, T = len // HOP + 1."""
+    if sample_rate != SAMPLE_RATE:
+        raise ValueError(f"analysis expects {SAMPLE_RATE} Hz audio, got {sample_rate}")
+    f0, sp, ap = world_parameters(audio)
 
     bins = np.arange(ANALYSIS_FFT // 2 + 1) * SAMPLE_RATE / ANALYSIS_FFT
     env = np.log(np.maximum(_sample_on_mel(sp, bins, N_ENV), np.exp(LOG_ENV_FLOOR)))
