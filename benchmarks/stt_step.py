@@ -1,11 +1,13 @@
-"""The shipped recogniser's per-frame encoder step: the PyTorch path against the NumPy path CPU inference uses.
+"""The shipped recogniser's encoder over a few frames: the PyTorch path against the NumPy path CPU inference uses.
 
-`SSMStack.step` runs `sonare.ssm.numpy_step` when autograd is off on a CPU and `Mamba2.step` otherwise; this
-times both on the shipped STT encoder (its real weights and a state warmed on noise), at several batch sizes
-(rows = live streams stepped together), one thread, interleaved so that both see the same machine load.
-Compute time is this thread's CPU time.
+Without autograd on a CPU, `SSMStack` runs `sonare.ssm.numpy_step` (a frame-by-frame recurrence) for inputs of
+at most `NUMPY_MAX_ROWS` rows (batch x frames), and PyTorch's chunked scan (`Mamba2.forward`) or per-frame step
+(`Mamba2.step`) otherwise; this times both paths on the shipped STT encoder (its real weights, a state warmed
+on noise) for several batch sizes (rows = live streams stepped together) and frame counts (a live stream's
+frames per step: 1 when it keeps up at 40 ms, more when its client sends larger chunks), one thread,
+interleaved so that both see the same machine load. Compute time is this thread's CPU time.
 
-    python benchmarks/stt_step.py [--batches 1 4 16] [--steps 400]
+    python benchmarks/stt_step.py [--batches 1 4 16] [--frames 1 2 4 8 16 32] [--steps 200]
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 4, 16])
-    parser.add_argument("--steps", type=int, default=400)
+    parser.add_argument("--frames", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32])
+    parser.add_argument("--steps", type=int, default=200)
     args = parser.parse_args()
     torch.set_num_threads(1)
     torch.set_flush_denormal(True)
@@ -33,35 +36,38 @@ def main() -> None:
         p.requires_grad_(False)
     rng = torch.Generator().manual_seed(0)
 
-    def torch_step(x, state):
-        with torch.enable_grad():  # the PyTorch path (no tensor needs a gradient, so none is recorded)
-            return encoder.step(x, state)
+    def torch_path(x, state):
+        with torch.enable_grad():  # PyTorch's own path (no tensor needs a gradient, so none is recorded)
+            return encoder.step(x[:, 0], state) if x.shape[1] == 1 else encoder(x, state)
 
     def numpy_path(x, state):
         with torch.inference_mode():
-            return numpy_step.stack_step(encoder, x, state)
+            return numpy_step.stack_steps(encoder, x, state)
 
     results = {}
     for batch in args.batches:
         with torch.inference_mode():
             state = encoder(torch.randn(batch, 50, encoder.cfg.d_model, generator=rng))[1]
-        x = torch.randn(batch, encoder.cfg.d_model, generator=rng)
-        times: dict[str, list[float]] = {"torch": [], "numpy": []}
-        for _ in range(args.steps):
-            for name, fn in (("torch", torch_step), ("numpy", numpy_path)):
-                start = time.thread_time()
-                fn(x, state)
-                times[name].append((time.thread_time() - start) * 1e3)
-        row = {
-            name: {"p50_ms": float(np.median(t)), "p90_ms": float(np.percentile(t, 90))} for name, t in times.items()
-        }
-        row["speedup_p50"] = row["torch"]["p50_ms"] / row["numpy"]["p50_ms"]
-        results[f"batch {batch}"] = row
-        print(
-            f"batch {batch:3d}: torch p50 {row['torch']['p50_ms']:.2f} ms (p90 {row['torch']['p90_ms']:.2f}), "
-            f"numpy p50 {row['numpy']['p50_ms']:.2f} ms (p90 {row['numpy']['p90_ms']:.2f}), "
-            f"speed-up {row['speedup_p50']:.2f}x"
-        )
+        for frames in args.frames:
+            x = torch.randn(batch, frames, encoder.cfg.d_model, generator=rng)
+            times: dict[str, list[float]] = {"torch": [], "numpy": []}
+            for _ in range(args.steps):
+                for name, fn in (("torch", torch_path), ("numpy", numpy_path)):
+                    start = time.thread_time()
+                    fn(x, state)
+                    times[name].append((time.thread_time() - start) * 1e3)
+            row = {
+                name: {"p50_ms": float(np.median(t)), "p90_ms": float(np.percentile(t, 90))}
+                for name, t in times.items()
+            }
+            row["speedup_p50"] = row["torch"]["p50_ms"] / row["numpy"]["p50_ms"]
+            results[f"batch {batch} frames {frames}"] = row
+            print(
+                f"batch {batch:3d} frames {frames:3d}: torch p50 {row['torch']['p50_ms']:.2f} ms "
+                f"(p90 {row['torch']['p90_ms']:.2f}), numpy p50 {row['numpy']['p50_ms']:.2f} ms "
+                f"(p90 {row['numpy']['p90_ms']:.2f}), speed-up {row['speedup_p50']:.2f}x",
+                flush=True,
+            )
     print(json.dumps(results))
 
 

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sonare.ssm import BatchState, Mamba2, Mamba2Config, SSMStack, numpy_step
+from sonare.ssm.stack import NUMPY_MAX_ROWS
 
 TOL64 = 1e-10
 # The documented float32 tolerance: the chunked and stepwise orders round differently; 2e-4 absolute on outputs
@@ -165,13 +166,43 @@ def test_cpu_inference_step_equals_the_torch_step(groups, batch):
         y_torch, s_torch = run_steps(model, x, model.new_state(batch))  # autograd on: the PyTorch path
         with torch.no_grad():
             y_numpy, s_numpy = run_steps(model, x, model.new_state(batch))
-            y_fwd, _ = model(x)
             # the dispatch really took the NumPy path: bit for bit what it computes
-            y_direct, _ = numpy_step.stack_step(model, x[:, 0], model.new_state(batch))
-        assert torch.equal(y_direct, y_numpy[:, 0]) and not torch.equal(y_torch[:, 0], y_numpy[:, 0])
+            y_direct, _ = numpy_step.stack_steps(model, x[:, :1], model.new_state(batch))
+        assert torch.equal(y_direct[:, 0], y_numpy[:, 0]) and not torch.equal(y_torch[:, 0], y_numpy[:, 0])
         assert (y_torch - y_numpy).abs().max() < tol and max_diff(s_torch, s_numpy) < tol
-        assert (y_fwd - y_numpy).abs().max() < tol
         assert y_numpy.dtype == dtype and all(s_numpy[k].dtype == dtype for k in s_numpy)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    lengths=st.lists(st.integers(0, 8), min_size=1, max_size=4),
+    frames=st.integers(1, 8),
+    groups=st.sampled_from([1, 2]),
+)
+def test_cpu_inference_frames_equal_the_chunked_scan(lengths, frames, groups):
+    """A few frames per row with a padded tail each: NumPy's recurrence against the chunked scan."""
+    model = make_stack(groups=groups, chunk=4)
+    lengths = torch.tensor(lengths).clamp(max=frames)
+    batch = len(lengths)
+    start = model(torch.randn(batch, 5, 16, dtype=torch.float64))[1]  # a non-zero carried state
+    x = torch.randn(batch, frames, 16, dtype=torch.float64)
+    y_scan, s_scan = model(x, start, lengths)  # autograd on: the PyTorch path
+    with torch.no_grad():
+        y_numpy, s_numpy = model(x, start, lengths)
+        y_direct, _ = numpy_step.stack_steps(model, x, start, lengths)
+    assert torch.equal(y_direct, y_numpy)  # the dispatch took the NumPy path
+    valid = torch.arange(frames)[None, :] < lengths[:, None]
+    assert ((y_scan - y_numpy).abs() * valid[..., None]).max() < TOL64
+    assert max_diff(s_scan, s_numpy) < TOL64
+
+
+def test_cpu_inference_takes_the_chunked_scan_for_many_rows():
+    model = make_stack()
+    x = torch.randn(1, NUMPY_MAX_ROWS + 1, 16, dtype=torch.float64)
+    with torch.no_grad():
+        y, _ = model(x)
+        y_numpy, _ = numpy_step.stack_steps(model, x, model.new_state(1))
+    assert not torch.equal(y, y_numpy) and (y - y_numpy).abs().max() < TOL64
 
 
 def test_cpu_inference_step_follows_new_weights():

@@ -13,6 +13,15 @@ from sonare.ssm import numpy_step
 from sonare.ssm.mamba2 import Mamba2, Mamba2Config, RMSNorm
 from sonare.ssm.state import BatchState
 
+# Up to this many rows (batch x frames) NumPy's frame-by-frame recurrence beats the chunked scan on a CPU, whose
+# many small operators cost more in overhead than in arithmetic there (`benchmarks/stt_step.py`).
+NUMPY_MAX_ROWS = 32
+
+
+def _numpy_inference(x: Tensor) -> bool:
+    rows = x.shape[0] * (x.shape[1] if x.dim() == 3 else 1)
+    return x.device.type == "cpu" and not torch.is_grad_enabled() and rows <= NUMPY_MAX_ROWS
+
 
 class SSMBlock(nn.Module):
     """x + Mamba2(RMSNorm(x))."""
@@ -55,14 +64,17 @@ class SSMStack(nn.Module):
     def forward(
         self, x: Tensor, state: BatchState | None = None, lengths: Tensor | None = None
     ) -> tuple[Tensor, BatchState]:
+        if _numpy_inference(x):  # a few frames of CPU inference (live streams): the same scan, less overhead
+            return numpy_step.stack_steps(self, x, self.new_state(len(x)) if state is None else state, lengths)
         parts = {}
         for i, layer in enumerate(self.layers):
             x, parts[str(i)] = layer(x, None if state is None else state.part(str(i)), lengths)
         return self.norm(x), BatchState.merge(parts)
 
     def step(self, x: Tensor, state: BatchState) -> tuple[Tensor, BatchState]:
-        if x.device.type == "cpu" and not torch.is_grad_enabled():
-            return numpy_step.stack_step(self, x, state)  # inference on a CPU: the same step, less overhead
+        if _numpy_inference(x):
+            y, state = numpy_step.stack_steps(self, x[:, None], state)
+            return y[:, 0], state
         parts = {}
         for i, layer in enumerate(self.layers):
             x, parts[str(i)] = layer.step(x, state.part(str(i)))

@@ -6,7 +6,7 @@ Word timestamps: finals' word times against the manifest's, where the word count
 Partial latency: clips are streamed in 20 ms chunks; a reference word (manifest word timings) counts as shown
 when the first partial (or final) with at least that many words is emitted, and its latency is the audio time
 of that emission (what the stream had heard) minus the word's end. RTF: compute time over audio time, one
-thread, single stream, for live 20 ms chunks and for whole files. Compute time is this thread's CPU time
+thread, single stream, for live 20 ms chunks, live 100 ms chunks (a common client's packet) and whole files. Compute time is this thread's CPU time
 (torch runs on one thread here), so the figure is time on one core even on a shared machine.
 """
 
@@ -22,16 +22,19 @@ import numpy as np
 import torch
 
 CHUNK_SECONDS = 0.02
+CLIENT_CHUNK_SECONDS = 0.1
 
 
-def partial_latencies(model, audio: np.ndarray, rate: int, words: list[dict]) -> tuple[list[float], float]:
+def partial_latencies(
+    model, audio: np.ndarray, rate: int, words: list[dict], chunk_seconds: float = CHUNK_SECONDS
+) -> tuple[list[float], float]:
     """Per reference word, seconds from its end to its first appearance; and the compute time spent."""
     from sonare.stt.messages import AudioIn, EndOfAudio, RecognitionOptions, Transcript
     from sonare.stt.model import heard_seconds
 
     session = model.open(RecognitionOptions(sample_rate=rate, turn_detection=False))
     state = model.new_state(1)
-    step = int(rate * CHUNK_SECONDS)
+    step = int(rate * chunk_seconds)
     shown: list[float] = []  # audio time at which the i-th word was first shown
     committed = 0  # words in finals so far
     compute = 0.0
@@ -77,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in read_manifest(args.manifest)
         if r["split"] == args.split and "pauses" not in r and not r.get("augment") and r.get("words")
     ][: args.limit]
-    latencies, live_compute, file_compute, seconds = [], 0.0, 0.0, 0.0
+    latencies, live_compute, client_compute, file_compute, seconds = [], 0.0, 0.0, 0.0, 0.0
     starts: list[float] = []  # word timestamp errors (ours - reference), seconds
     ends: list[float] = []
     for r in records:
@@ -85,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         found, compute = partial_latencies(model, audio, rate, r["words"])
         latencies += found
         live_compute += compute
+        client_compute += partial_latencies(model, audio, rate, r["words"], CLIENT_CHUNK_SECONDS)[1]
         start = time.thread_time()
         events = list(model.stream([audio], RecognitionOptions(sample_rate=rate, turn_detection=False)))
         file_compute += time.thread_time() - start
@@ -99,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         "partial_latency_p50": float(np.percentile(latencies, 50)),
         "partial_latency_p90": float(np.percentile(latencies, 90)),
         "rtf_live_20ms_chunks": live_compute / seconds,
+        "rtf_live_100ms_chunks": client_compute / seconds,
         "rtf_whole_file": file_compute / seconds,
         "timestamp_words": len(starts),
         "word_start_error_median": float(np.median(starts)) if starts else None,

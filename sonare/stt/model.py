@@ -169,10 +169,5 @@ class STTModel(nn.Module):
             lengths = torch.full((bsz,), t // SUBSAMPLING, dtype=torch.long, device=mel.device)
         x = (mel - self.feat_mean) / self.feat_std
         x, sub = self.subsample(x, state.part("sub"), lengths)
-        if t == SUBSAMPLING and bool((lengths == 1).all()):
-            # One frame per row (a live stream keeping up): the recurrent step costs half the chunked scan.
-            h, enc = self.encoder.step(self.dropout(x[:, 0]), state.part("enc"))
-            h = h[:, None]
-        else:
-            h, enc = self.encoder(self.dropout(x), state.part("enc"), lengths)
+        h, enc = self.encoder(self.dropout(x), state.part("enc"), lengths)
         return h, BatchState.merge({"sub": sub, "enc": enc})
