@@ -159,7 +159,8 @@ def test_single_mixer_paths_agree():
 
 @pytest.mark.parametrize("groups,batch", [(1, 1), (1, 3), (2, 1), (2, 3)])
 def test_cpu_inference_step_equals_the_torch_step(groups, batch):
-    """Without autograd on a CPU, `step` runs in NumPy (sonare.ssm.numpy_step); it must compute the same."""
+    """Without autograd on a CPU, `step` runs in NumPy (sonare.ssm.numpy_step) at any batch; it must compute the
+    same."""
     for dtype, tol in ((torch.float64, TOL64), (torch.float32, TOL32)):
         model = make_stack(groups=groups, dtype=dtype)
         x = torch.randn(batch, 25, 16, dtype=dtype)
@@ -196,13 +197,17 @@ def test_cpu_inference_frames_equal_the_chunked_scan(lengths, frames, groups):
     assert max_diff(s_scan, s_numpy) < TOL64
 
 
-def test_cpu_inference_takes_the_chunked_scan_for_many_rows():
+def test_cpu_inference_takes_the_chunked_scan_for_many_frames_only():
     model = make_stack()
-    x = torch.randn(1, NUMPY_MAX_ROWS + 1, 16, dtype=torch.float64)
+    long = torch.randn(1, NUMPY_MAX_ROWS + 1, 16, dtype=torch.float64)
+    wide = torch.randn(NUMPY_MAX_ROWS + 1, 1, 16, dtype=torch.float64)
     with torch.no_grad():
-        y, _ = model(x)
-        y_numpy, _ = numpy_step.stack_steps(model, x, model.new_state(1))
-    assert not torch.equal(y, y_numpy) and (y - y_numpy).abs().max() < TOL64
+        y_long, _ = model(long)
+        y_wide, _ = model(wide)
+        numpy_long, _ = numpy_step.stack_steps(model, long, model.new_state(1))
+        numpy_wide, _ = numpy_step.stack_steps(model, wide, model.new_state(len(wide)))
+    assert not torch.equal(y_long, numpy_long) and (y_long - numpy_long).abs().max() < TOL64
+    assert torch.equal(y_wide, numpy_wide)  # one frame per row: NumPy at any batch
 
 
 def test_cpu_inference_step_follows_new_weights():

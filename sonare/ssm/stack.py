@@ -13,14 +13,16 @@ from sonare.ssm import numpy_step
 from sonare.ssm.mamba2 import Mamba2, Mamba2Config, RMSNorm
 from sonare.ssm.state import BatchState
 
-# Up to this many rows (batch x frames) NumPy's frame-by-frame recurrence beats the chunked scan on a CPU, whose
-# many small operators cost more in overhead than in arithmetic there (`benchmarks/stt_step.py`).
+# On a CPU, NumPy's frame-by-frame recurrence beats PyTorch's ops, whose fixed cost outweighs the arithmetic on
+# small inputs, for one frame per row at any batch and for up to this many rows (batch x frames) in all
+# (`benchmarks/stt_step.py`).
 NUMPY_MAX_ROWS = 32
 
 
 def _numpy_inference(x: Tensor) -> bool:
-    rows = x.shape[0] * (x.shape[1] if x.dim() == 3 else 1)
-    return x.device.type == "cpu" and not torch.is_grad_enabled() and rows <= NUMPY_MAX_ROWS
+    frames = x.shape[1] if x.dim() == 3 else 1
+    fits = frames == 1 or x.shape[0] * frames <= NUMPY_MAX_ROWS
+    return x.device.type == "cpu" and not torch.is_grad_enabled() and fits
 
 
 class SSMBlock(nn.Module):

@@ -6,8 +6,9 @@ Word timestamps: finals' word times against the manifest's, where the word count
 Partial latency: clips are streamed in 20 ms chunks; a reference word (manifest word timings) counts as shown
 when the first partial (or final) with at least that many words is emitted, and its latency is the audio time
 of that emission (what the stream had heard) minus the word's end. RTF: compute time over audio time, one
-thread, single stream, for live 20 ms chunks, live 100 ms chunks (a common client's packet) and whole files. Compute time is this thread's CPU time
-(torch runs on one thread here), so the figure is time on one core even on a shared machine.
+thread, single stream, for live 20 ms chunks, live 100 ms chunks (a common client's packet) and whole files.
+Compute time is this thread's CPU time (torch runs on one thread here), so the figure is time on one core even
+on a shared machine.
 """
 
 from __future__ import annotations
