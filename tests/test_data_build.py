@@ -62,6 +62,19 @@ def test_conversation_pauses_are_labelled(fixture_corpus):
     assert not any("after_sentence" in p for p in pauses if p["kind"] == "end_of_turn")
 
 
+def test_holds_of_older_manifests_get_the_builders_labels_on_reading(fixture_corpus, tmp_path):
+    (conversation,) = [r for r in _records(fixture_corpus) if r["section"] == "conversation"]
+    built = [p.get("after_sentence") for p in conversation["pauses"]]
+    older = {
+        **conversation,
+        "pauses": [{k: v for k, v in p.items() if k != "after_sentence"} for p in conversation["pauses"]],
+    }
+    with ManifestWriter(tmp_path / MANIFEST_NAME) as writer:
+        writer.append(older)
+    (read,) = read_manifest(tmp_path / MANIFEST_NAME)
+    assert [p.get("after_sentence") for p in read["pauses"]] == built
+
+
 def test_features_are_cached_for_recognition(fixture_corpus):
     from sonare.audio.features import log_mel
     from sonare.audio.io import load_audio

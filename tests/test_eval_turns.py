@@ -13,6 +13,7 @@ from sonare.eval.turns import (
     score_fires,
     silence_timer_fires,
     summarize,
+    thinking_pause_cutoff_rate,
 )
 
 PAUSES = [
@@ -105,6 +106,21 @@ def test_best_operating_point_respects_the_false_cutoff_budget():
     assert best_operating_point(curve, 0.05) == 500.0 and best_operating_point(curve, 0.0) is None
     curve[950.0] = metrics(0.0, 0.95, missed=1)
     assert best_operating_point(curve, 0.0) == 950.0
+
+
+def test_thresholds_can_be_chosen_on_pauses_to_think():
+    def metrics(mid_fired: int, after_fired: int, p50: float):
+        fired = [True] * mid_fired + [False] * (20 - mid_fired) + [True] * after_fired + [False] * (10 - after_fired)
+        outcomes = TurnOutcomes(hold_fired=fired, hold_after_sentence=[False] * 20 + [True] * 10)
+        outcomes.end_latencies = [p50] * 4
+        return summarize(outcomes)
+
+    # A fast setting cuts off one pause to think in twenty and most holds after a complete sentence.
+    curve = {0.9: metrics(1, 8, 0.3), 0.99: metrics(0, 1, 1.5)}
+    assert best_operating_point(curve, 0.05) == 0.99  # on all holds only the slow setting is within 5%
+    assert best_operating_point(curve, 0.05, thinking_pause_cutoff_rate) == 0.9
+    unlabelled = summarize(TurnOutcomes(hold_fired=[True, False], hold_after_sentence=[None, None]))
+    assert thinking_pause_cutoff_rate(unlabelled) == unlabelled.false_cutoff_rate == 0.5
 
 
 def _frames(pattern: str) -> np.ndarray:

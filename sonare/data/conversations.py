@@ -24,6 +24,7 @@ import numpy as np
 from sonare.audio.io import save_audio
 from sonare.audio.resample import resample
 from sonare.data.augment import SAMPLE_RATE, apply_acoustic, sample_acoustic
+from sonare.data.manifest import ends_sentence
 from sonare.data.render import normalize_level, phone_spans, speak
 from sonare.data.speakers import SpeakerTransform, sample_transform
 from sonare.data.teachers import Timing
@@ -190,7 +191,7 @@ def render_conversation(spec: dict[str, Any], corpus_dir: str) -> dict[str, Any]
         if segment["pause_after"] == HOLD:
             # Scored apart: a hold after a complete sentence is heard exactly as an end of turn until the speaker
             # goes on, while one mid-sentence (after "and", a list item, a filler, some digits) can be told apart.
-            labelled["after_sentence"] = segment["text"].rstrip()[-1:] in ".?!"
+            labelled["after_sentence"] = ends_sentence(segment["text"])
         pauses.append(labelled)
         pieces.append(np.zeros(int(round(pause * SAMPLE_RATE)), dtype=np.float32))
         position += pause

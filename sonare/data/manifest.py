@@ -62,7 +62,8 @@ def validate_record(record: dict[str, Any]) -> None:
 
 
 def read_manifest(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
-    """Complete records in file order; a truncated final line is skipped."""
+    """Complete records in file order; a truncated final line is skipped. Conversations built before the builder
+    labelled their holds get the label here (`label_holds`)."""
     path = Path(path)
     if not path.exists():
         return
@@ -70,7 +71,28 @@ def read_manifest(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
         for line in f:
             if not line.endswith(b"\n"):
                 break
-            yield json.loads(line)
+            record = json.loads(line)
+            if "pauses" in record:
+                label_holds(record)
+            yield record
+
+
+def ends_sentence(text: str) -> bool:
+    return text.rstrip()[-1:] in ".?!"
+
+
+def label_holds(record: dict[str, Any]) -> None:
+    """Give each hold pause without one its `after_sentence` label: whether the word spoken before it ends a
+    sentence in the record's normalized text. Holds stay unlabelled where the record has no timed words or they
+    do not line up one to one with the text's."""
+    holds = [p for p in record["pauses"] if p["kind"] == "hold" and "after_sentence" not in p]
+    tokens, words = record.get("normalized", "").split(), record.get("words", [])
+    if not holds or not words or len(tokens) != len(words):
+        return
+    for pause in holds:
+        spoken = sum(w["end"] <= pause["start"] + 1e-3 for w in words)  # word ends are rounded to 0.1 ms
+        if spoken:
+            pause["after_sentence"] = ends_sentence(tokens[spoken - 1])
 
 
 def repair_manifest(path: str | os.PathLike) -> None:

@@ -25,7 +25,7 @@ false cut-off rate is within a budget (5% by default).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
@@ -162,18 +162,29 @@ def detects_most_ends(metrics: TurnMetrics) -> bool:
     return metrics.miss_rate < 0.5
 
 
+def all_holds_cutoff_rate(metrics: TurnMetrics) -> float:
+    return metrics.false_cutoff_rate
+
+
+def thinking_pause_cutoff_rate(metrics: TurnMetrics) -> float:
+    """False cut-offs on mid-sentence holds where the conversations say which those are (a hold after a complete
+    sentence cannot be told from an end sooner than its own length, so no setting can avoid cutting it off
+    without waiting as long as a silence timer), on all holds otherwise."""
+    return metrics.mid_sentence_false_cutoff_rate if metrics.mid_sentence_holds else metrics.false_cutoff_rate
+
+
 def best_operating_point(
-    curve: Mapping[float, TurnMetrics], max_false_cutoff: float = DEFAULT_MAX_FALSE_CUTOFF
+    curve: Mapping[float, TurnMetrics],
+    max_false_cutoff: float = DEFAULT_MAX_FALSE_CUTOFF,
+    rate: Callable[[TurnMetrics], float] = all_holds_cutoff_rate,
 ) -> float | None:
-    """The setting with the lowest median latency among those within the false cut-off budget that detect most
-    ends. A setting that misses half the ends or more has no median latency after a true end (the median end is
-    never detected), however short the latency of the few it catches."""
+    """The setting with the lowest median latency among those within the false cut-off budget (`rate`) that
+    detect most ends. A setting that misses half the ends or more has no median latency after a true end (the
+    median end is never detected), however short the latency of the few it catches."""
     allowed = [
         (metrics.latency_p50, setting)
         for setting, metrics in curve.items()
-        if metrics.false_cutoff_rate <= max_false_cutoff
-        and detects_most_ends(metrics)
-        and not math.isnan(metrics.latency_p50)
+        if rate(metrics) <= max_false_cutoff and detects_most_ends(metrics) and not math.isnan(metrics.latency_p50)
     ]
     return min(allowed)[1] if allowed else None
 

@@ -6,7 +6,8 @@ validation records: WER of greedy decoding (scored by `sonare.eval.wer`) on a sl
 back by id hash and on the corpus's held-out split (speakers, voices and sentences never trained on), and
 turn metrics (`sonare.eval.turns`: false cut-offs on hold pauses, latency after true ends) of the turn head
 at a grid of thresholds. The thresholds shipped with the model are chosen on the held-back training slice,
-never on the held-out split. `--export` writes safetensors weights with the config and thresholds.
+never on the held-out split, by their false cut-offs on pauses to think (mid-sentence holds) where the
+conversations label them. `--export` writes safetensors weights with the config and thresholds.
 
 Losses: CTC over characters, the turn head's end and speech labels, and cross-entropy of an auxiliary
 phoneme head (kept in the checkpoint, not exported) against the corpus's phoneme alignments.
@@ -396,7 +397,7 @@ def turn_curve(items: list[Utterance], outputs) -> dict:
 
 
 def validate(model: STTModel, val_sets: dict[str, list[Utterance]], cfg: STTTrainConfig, step: int) -> dict:
-    from sonare.eval.turns import best_operating_point, detects_most_ends
+    from sonare.eval.turns import best_operating_point, detects_most_ends, thinking_pause_cutoff_rate
     from sonare.eval.wer import corpus_errors
 
     record: dict = {"step": step}
@@ -410,12 +411,12 @@ def validate(model: STTModel, val_sets: dict[str, list[Utterance]], cfg: STTTrai
         turns = [(u, o) for u, o in zip(items, outputs, strict=True) if u.pauses]
         if turns:
             curve = turn_curve([u for u, _ in turns], [o for _, o in turns])
-            end = best_operating_point(curve, cfg.max_false_cutoff)
+            end = best_operating_point(curve, cfg.max_false_cutoff, thinking_pause_cutoff_rate)
             if end is None:  # no setting within the budget: the one that cuts people off least and still
                 # detects most ends (a threshold so high that it never fires would cut nobody off)
                 usable = [t for t in curve if detects_most_ends(curve[t])] or list(curve)
-                end = min(usable, key=lambda t: (curve[t].false_cutoff_rate, -t))
-            eager = best_operating_point(curve, EAGER_FALSE_CUTOFF)
+                end = min(usable, key=lambda t: (thinking_pause_cutoff_rate(curve[t]), -t))
+            eager = best_operating_point(curve, EAGER_FALSE_CUTOFF, thinking_pause_cutoff_rate)
             eager = min(eager if eager is not None else end, end)
             result["thresholds"] = {"eager_threshold": eager, "end_threshold": end}
             result["turns"] = {k: round(v, 4) for k, v in curve[end].as_dict().items()}
