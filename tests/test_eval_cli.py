@@ -26,7 +26,10 @@ def corpus(tmp_path_factory):
             "id": "conv",
             "audio": "audio/conv.wav",
             "text": "Could you check my order from last week? Thanks a lot.",
-            "pauses": [{"start": p.start, "end": p.end, "kind": p.kind} for p in pauses],
+            "pauses": [
+                {"start": p.start, "end": p.end, "kind": p.kind} | ({"after_sentence": False} if p.kind == HOLD else {})
+                for p in pauses
+            ],
             "speaker": "espeak-en-us",
             "augment": {},
             "split": "heldout",
@@ -68,15 +71,17 @@ def test_eval_turns_writes_the_curve_and_the_best_setting(corpus, tmp_path, caps
     out = tmp_path / "turns.json"
     assert main(["eval", "turns", "--manifest", str(corpus), "--out", str(out), "--quiet"]) == 0
     printed = capsys.readouterr().out
-    assert "timer_ms" in printed and "best within 5%" in printed
+    assert "timer_ms" in printed and "all holds: best within 5%" in printed
+    assert "pauses to think (mid-sentence holds): best within 5%" in printed  # the hold is labelled mid-sentence
     results = json.loads(out.read_text())
     assert results["command"].startswith("sonare") and results["settings"]["detector"] == "vad-timer"
     assert results["conversations"] == 1
     assert [row["timer_ms"] for row in results["curve"]] == list(range(100, 2001, 100))
-    best = results["best"]
+    best = results["best"]["all holds"]
     # The 0.3 s hold must not be cut off and the 1.4 s ends must be caught.
     assert best["false_cutoffs"] == 0 and best["misses"] == 0
     assert best["timer_ms"] / 1000 <= best["latency_p50"] < 1.4
+    assert results["best"]["pauses to think (mid-sentence holds)"] == best  # the only hold is mid-sentence
 
 
 def test_eval_clone_from_a_manifest_separates_the_two_voices(corpus, tmp_path):

@@ -206,7 +206,13 @@ def _run_stt(args: argparse.Namespace) -> int:
 def _run_turns(args: argparse.Namespace) -> int:
     from sonare.eval.latency import format_table
     from sonare.eval.registry import load_turn_detector
-    from sonare.eval.turns import Pause, best_operating_point, evaluate_detector
+    from sonare.eval.turns import (
+        Pause,
+        all_holds_cutoff_rate,
+        best_operating_point,
+        evaluate_detector,
+        thinking_pause_cutoff_rate,
+    )
 
     records = [r for r in _records(args.manifest, args.split) if "pauses" in r][: args.limit]
     if not records:
@@ -219,7 +225,6 @@ def _run_turns(args: argparse.Namespace) -> int:
             yield audio, rate, [Pause.from_dict(p) for p in record["pauses"]]
 
     curve = evaluate_detector(detector, conversations())
-    best = best_operating_point(curve, args.max_false_cutoff)
     rows = [{detector.setting_name: _plain(setting), **metrics.as_dict()} for setting, metrics in curve.items()]
     columns = [
         detector.setting_name,
@@ -236,21 +241,24 @@ def _run_turns(args: argparse.Namespace) -> int:
         f"{args.detector}: {len(records)} conversations, {first.holds} holds ({first.mid_sentence_holds} mid-sentence,"
         f" {first.after_sentence_holds} after a complete sentence), {first.ends} ends"
     )
-    if best is None:
-        verdict = f"no setting keeps false cut-offs within {args.max_false_cutoff:.0%}"
-    else:
-        chosen = curve[best]
-        verdict = (
-            f"best within {args.max_false_cutoff:.0%} false cut-offs: {detector.setting_name}={best:g}, "
-            f"p50 latency {chosen.latency_p50 * 1000:.0f} ms, p90 {chosen.latency_p90 * 1000:.0f} ms, "
-            f"false cut-offs {chosen.false_cutoff_rate:.1%}, misses {chosen.miss_rate:.1%}"
-        )
-    results = {
-        "conversations": len(records),
-        "curve": rows,
-        "best": None if best is None else {detector.setting_name: _plain(best), **curve[best].as_dict()},
-    }
-    return _finish(args, "\n".join([heading, format_table(rows, columns), verdict]), results)
+    budgets = {"all holds": all_holds_cutoff_rate}
+    if first.mid_sentence_holds:
+        budgets["pauses to think (mid-sentence holds)"] = thinking_pause_cutoff_rate
+    verdicts, best = [], {}
+    for holds, rate in budgets.items():
+        setting = best_operating_point(curve, args.max_false_cutoff, rate)
+        best[holds] = None if setting is None else {detector.setting_name: _plain(setting), **curve[setting].as_dict()}
+        if setting is None:
+            verdicts.append(f"{holds}: no setting keeps false cut-offs within {args.max_false_cutoff:.0%}")
+        else:
+            chosen = curve[setting]
+            verdicts.append(
+                f"{holds}: best within {args.max_false_cutoff:.0%} false cut-offs: {detector.setting_name}="
+                f"{setting:g}, p50 latency {chosen.latency_p50 * 1000:.0f} ms, p90 {chosen.latency_p90 * 1000:.0f} ms,"
+                f" false cut-offs {rate(chosen):.1%}, misses {chosen.miss_rate:.1%}"
+            )
+    results = {"conversations": len(records), "curve": rows, "best": best}
+    return _finish(args, "\n".join([heading, format_table(rows, columns), *verdicts]), results)
 
 
 def _run_clone(args: argparse.Namespace) -> int:
