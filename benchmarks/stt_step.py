@@ -1,11 +1,12 @@
 """The shipped recogniser's encoder over a few frames: the PyTorch path against the NumPy path CPU inference uses.
 
-Without autograd on a CPU, `SSMStack` runs `sonare.ssm.numpy_step` (a frame-by-frame recurrence) for inputs of
-at most `NUMPY_MAX_ROWS` rows (batch x frames), and PyTorch's chunked scan (`Mamba2.forward`) or per-frame step
-(`Mamba2.step`) otherwise; this times both paths on the shipped STT encoder (its real weights, a state warmed
-on noise) for several batch sizes (rows = live streams stepped together) and frame counts (a live stream's
-frames per step: 1 when it keeps up at 40 ms, more when its client sends larger chunks), one thread,
-interleaved so that both see the same machine load. Compute time is this thread's CPU time.
+Without autograd on a CPU, `SSMStack` runs `sonare.ssm.numpy_step` (a frame-by-frame recurrence) for one frame
+per row at any batch and for inputs of at most `NUMPY_MAX_ROWS` rows (batch x frames), and PyTorch's chunked scan
+(`Mamba2.forward`) otherwise. This times both paths (PyTorch's being `Mamba2.step` for one frame, the chunked
+scan for more) on the shipped STT encoder (its real weights, a state warmed on noise) for several batch sizes
+(rows = live streams stepped together) and frame counts (a live stream's frames per step: 1 when it keeps up at
+40 ms, more when its client sends larger chunks), one thread, interleaved so that both see the same machine
+load. Compute time is this thread's CPU time.
 
     python benchmarks/stt_step.py [--batches 1 4 16] [--frames 1 2 4 8 16 32] [--steps 200]
 """

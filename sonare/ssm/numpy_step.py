@@ -2,12 +2,14 @@
 
 A live stream advances the stack one 40 ms frame (or a few) at a time on vectors of a few hundred numbers, where
 the work is tiny and each operator's fixed cost dominates: about 5 µs per PyTorch op against about 1 µs per
-NumPy op on this hardware, and the chunked scan runs many more ops than a plain recurrence. Up to
-`NUMPY_MAX_ROWS` rows (batch x frames) `SSMStack` runs this path (`benchmarks/stt_step.py` measures both):
-the projections as one product over all rows, then the recurrence frame by frame.
+NumPy op on this hardware, and the chunked scan runs many more ops than a plain recurrence. `SSMStack` runs this
+path for one frame per row at any batch and for up to `NUMPY_MAX_ROWS` rows (batch x frames) in all
+(`benchmarks/stt_step.py` measures both): the projections as one product over all rows, then the recurrence
+frame by frame.
 
 Weights are read through views of the module's parameters (no copy), except the two projections, kept as
-transposed copies: `x @ w_t` on a C-contiguous `w_t` is NumPy's fastest product here, for one row as for many.
+transposed copies: `x @ w_t` on a C-contiguous `w_t` was the fastest of the products tried here, for one row
+as for many.
 The copies are rebuilt when the projections change in place (their version counters) or are replaced as a
 whole (`.to()`: the final norm's storage address moves).
 
