@@ -75,6 +75,23 @@ def test_holds_of_older_manifests_get_the_builders_labels_on_reading(fixture_cor
     assert [p.get("after_sentence") for p in read["pauses"]] == built
 
 
+def test_hold_labels_on_reading_follow_the_word_before_the_pause(tmp_path):
+    words = [{"word": w, "start": i * 0.5, "end": i * 0.5 + 0.4} for i, w in enumerate(["eggs", "milk", "done", "ok"])]
+    pauses = [
+        {"start": 0.9, "end": 1.0, "kind": "hold"},  # after "milk,"
+        {"start": 1.4, "end": 1.5, "kind": "hold"},  # after "done."
+        {"start": 1.9, "end": 3.0, "kind": "end_of_turn"},
+    ]
+    record = {"id": "c", "normalized": "eggs, milk, done. ok.", "words": words, "pauses": pauses}
+    garbled = {**record, "id": "g", "normalized": "eggs milk", "pauses": [dict(p) for p in pauses]}
+    with ManifestWriter(tmp_path / MANIFEST_NAME) as writer:
+        writer.append(record)
+        writer.append(garbled)
+    read, unaligned = read_manifest(tmp_path / MANIFEST_NAME)
+    assert [p.get("after_sentence") for p in read["pauses"]] == [False, True, None]
+    assert all("after_sentence" not in p for p in unaligned["pauses"])  # text and timed words do not line up
+
+
 def test_features_are_cached_for_recognition(fixture_corpus):
     from sonare.audio.features import log_mel
     from sonare.audio.io import load_audio
