@@ -8,8 +8,7 @@ path for one frame per row at any batch and for up to `NUMPY_MAX_ROWS` rows (bat
 frame by frame.
 
 Weights are read through views of the module's parameters (no copy), except the two projections, kept as
-transposed copies: `x @ w_t` on a C-contiguous `w_t` was the fastest of the products tried here, for one row
-as for many.
+transposed copies, so that every product reads a C-contiguous matrix, for one row as for many.
 The copies are rebuilt when the projections change in place (their version counters) or are replaced as a
 whole (`.to()`: the final norm's storage address moves).
 
@@ -32,8 +31,8 @@ from sonare.ssm.state import BatchState
 if TYPE_CHECKING:
     from sonare.ssm.stack import SSMStack
 
-# These products are too small to gain from threads, and a BLAS that spreads them over busy cores stalls for
-# tens of milliseconds waiting for its threads: NumPy's BLAS runs them on the calling thread.
+# These products are too small to gain from threads, and a BLAS that spreads them over busy cores waits for its
+# threads: NumPy's BLAS runs them on the calling thread.
 _THREADPOOLS = ThreadpoolController()
 
 
