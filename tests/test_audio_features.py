@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from sonare.audio import features
-from sonare.audio.features import StreamingLogMel, log_mel, mel_filterbank, num_frames
+from sonare.audio.features import StreamingLogMel, log_mel, mel_filterbank, num_frames, warp_log_mel
 
 
 def _signal(seconds: float, seed: int = 0) -> np.ndarray:
@@ -32,6 +32,20 @@ def test_tone_lands_in_the_right_mel_bin():
         peak_bin = int(mel.mean(dim=0).argmax())
         centre = mel_filterbank()[:, peak_bin].argmax().item() * features.SAMPLE_RATE / features.N_FFT
         assert abs(centre - hz) / hz < 0.15
+
+
+@pytest.mark.parametrize("factor", [0.88, 1.12])
+def test_warping_a_tone_gives_the_tone_at_the_scaled_frequency(factor):
+    t = np.arange(features.SAMPLE_RATE) / features.SAMPLE_RATE
+    for hz in (500.0, 1500.0, 3000.0):
+        warped = warp_log_mel(log_mel(np.sin(2 * np.pi * hz * t).astype(np.float32)).numpy(), factor)
+        scaled = log_mel(np.sin(2 * np.pi * hz * factor * t).astype(np.float32)).numpy()
+        assert abs(int(warped.mean(axis=0).argmax()) - int(scaled.mean(axis=0).argmax())) <= 1
+
+
+def test_a_unit_warp_leaves_frames_unchanged():
+    frames = log_mel(_signal(0.5)).numpy()
+    np.testing.assert_allclose(warp_log_mel(frames, 1.0), frames, rtol=1e-6)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -1,7 +1,7 @@
 """A smoke run of the STT recipe on the fixture corpus: trains, validates, resumes, exports, loads, streams."""
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import numpy as np
 import pytest
@@ -118,6 +118,22 @@ def test_collate_masks_and_augments(fixture_corpus, tmp_path):
     plain = collate([items[0]], model, cfg, None)
     n = int(plain["lengths"][0]) * 4
     assert torch.equal(plain["mel"][0, :n], torch.from_numpy(items[0].mel[:n].astype(np.float32)))
+
+
+def test_collate_warps_frequencies_when_asked(fixture_corpus, tmp_path):
+    from sonare.audio.features import warp_log_mel
+    from sonare.stt.dataset import load_source
+    from sonare.stt.model import STTConfig, STTModel
+
+    item = load_source(fixture_corpus / "manifest.jsonl", "train", tmp_path)[0]
+    model = STTModel(STTConfig(**SMALL))
+    no_other_augmentation = {"gain_db": 0.0, "freq_masks": 0, "time_masks": 0, "max_frames": 10**6}
+    cfg = STTTrainConfig(sources=[], warp_factor=[1.15, 1.15], **no_other_augmentation)
+    n = len(item.mel) // 4 * 4
+    mel = collate([item], model, cfg, np.random.default_rng(0))["mel"][0, :n].numpy()
+    np.testing.assert_allclose(mel, warp_log_mel(item.mel[:n].astype(np.float32), 1.15), rtol=1e-5)
+    unwarped = collate([item], model, replace(cfg, warp_factor=[1.0, 1.0]), np.random.default_rng(0))["mel"]
+    assert not np.allclose(unwarped[0, :n].numpy(), mel)
 
 
 def test_phone_labels_follow_the_alignment_and_train_the_auxiliary_head(fixture_corpus, tmp_path):

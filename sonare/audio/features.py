@@ -30,11 +30,16 @@ def _mel_to_hz(mel: np.ndarray) -> np.ndarray:
     return 700.0 * (10.0 ** (mel / 2595.0) - 1.0)
 
 
+def _band_edges_hz() -> np.ndarray:
+    """The N_MELS + 2 filter edges, equally spaced in mel; filter k spans edges k..k+2, centred on k+1."""
+    return _mel_to_hz(np.linspace(_hz_to_mel(np.array(F_MIN)), _hz_to_mel(np.array(F_MAX)), N_MELS + 2))
+
+
 @functools.cache
 def mel_filterbank() -> torch.Tensor:
     """Triangular filters on the HTK mel scale, shape (N_FFT // 2 + 1, N_MELS), each of unit area."""
     bin_hz = np.linspace(0.0, SAMPLE_RATE / 2, N_FFT // 2 + 1)
-    edges = _mel_to_hz(np.linspace(_hz_to_mel(np.array(F_MIN)), _hz_to_mel(np.array(F_MAX)), N_MELS + 2))
+    edges = _band_edges_hz()
     lower, centre, upper = edges[:-2, None], edges[1:-1, None], edges[2:, None]
     rising = (bin_hz[None, :] - lower) / (centre - lower)
     falling = (upper - bin_hz[None, :]) / (upper - centre)
@@ -42,6 +47,21 @@ def mel_filterbank() -> torch.Tensor:
     # Equal-area normalisation keeps wide high-frequency bands from dominating the spectrum.
     filters *= 2.0 / (upper - lower)
     return torch.from_numpy(filters.T.astype(np.float32))
+
+
+def warp_log_mel(frames: np.ndarray, factor: float) -> np.ndarray:
+    """Log-mel frames (n, N_MELS) as the same speech would give with every frequency scaled by `factor`.
+
+    Scaling frequencies is what a longer or shorter vocal tract does to formants (vocal-tract length
+    perturbation), so training on warped frames shows a recogniser more speakers than the corpus has. Each
+    bin reads the interpolated bin at its centre frequency / factor; sources beyond the band take its edge.
+    """
+    centres = _band_edges_hz()[1:-1]
+    position = np.interp(_hz_to_mel(centres / factor), _hz_to_mel(centres), np.arange(N_MELS, dtype=np.float64))
+    low = np.floor(position).astype(np.int64)
+    high = np.minimum(low + 1, N_MELS - 1)
+    weight = (position - low).astype(frames.dtype)
+    return frames[:, low] * (1 - weight) + frames[:, high] * weight
 
 
 @functools.cache

@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 import yaml
 
+from sonare.audio.features import warp_log_mel
 from sonare.stt.dataset import Utterance, load_source
 from sonare.stt.model import SUBSAMPLING, TURN_END, TURN_SPEECH, STTConfig, STTModel
 from sonare.train.common import save_atomic, warmup_cosine
@@ -57,6 +58,9 @@ class STTTrainConfig:
     phone_weight: float = 0.3
     init_from: str | None = None  # weights to start from when the run has no checkpoint (see initial_weights)
     gain_db: float = 12.0  # random level change per utterance, +- dB
+    # Vocal-tract length perturbation: every frequency of an utterance scaled by a factor drawn from this range
+    # (sonare.audio.features.warp_log_mel); [1, 1] leaves the frames as they are.
+    warp_factor: list[float] = field(default_factory=lambda: [1.0, 1.0])
     freq_masks: int = 2
     freq_mask_bins: int = 12
     time_masks: int = 2
@@ -142,6 +146,8 @@ def collate(
 
 def _augment(x: np.ndarray, mean: np.ndarray, cfg: STTTrainConfig, rng: np.random.Generator) -> np.ndarray:
     x = x + rng.uniform(-cfg.gain_db, cfg.gain_db) * math.log(10) / 10  # a level change shifts log power
+    if cfg.warp_factor != [1.0, 1.0]:
+        x = warp_log_mel(x, rng.uniform(*cfg.warp_factor))
     for _ in range(cfg.freq_masks):
         w = int(rng.integers(0, cfg.freq_mask_bins + 1))
         f0 = int(rng.integers(0, x.shape[1] - w + 1))

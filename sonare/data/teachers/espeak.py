@@ -32,7 +32,7 @@ _DEFAULT_WPM = 175
 
 # espeak-ng English voices (by file name; "en" is British English), close enough to share the
 # `sonare.text` en-us phoneme inventory, and the voice variants espeak-ng ships (each a different
-# synthetic speaker).
+# synthetic speaker), less the ones that are not a speaking voice (robots, a demon, unvoiced breath).
 ENGLISH_LANGUAGES = (
     "en-us",
     "en",
@@ -44,10 +44,15 @@ ENGLISH_LANGUAGES = (
     "en-us-nyc",
 )
 VARIANTS = (
-    "m1", "m2", "m3", "m4", "m5", "m6", "m7",
+    "m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8",
     "f1", "f2", "f3", "f4", "f5",
-    "klatt", "klatt2", "klatt3", "croak", "whisper", "Andy", "Denis", "Gene", "Mr serious", "adam", "anika",
-    "boris", "edward", "iven", "john", "kaukovalta", "max", "michel", "norbert", "robert", "steph",
+    "klatt", "klatt2", "klatt3", "klatt4", "klatt5", "klatt6", "croak", "whisper",
+    "Alex", "Alicia", "Andrea", "Andy", "Annie", "AnxiousAndy", "Denis", "Diogo", "Gene", "Gene2", "Henrique",
+    "Hugo", "Jacky", "Lee", "Marco", "Mario", "Michael", "Mike", "Mr serious", "Nguyen", "Reed", "RicishayMax",
+    "Storm", "Tweaky", "adam", "anika", "announcer", "antonio", "aunty", "belinda", "benjamin", "boris", "david",
+    "ed", "edward", "edward2", "grandma", "grandpa", "gustave", "ian", "iven", "iven2", "iven3", "iven4", "john",
+    "kaukovalta", "linda", "marcelo", "max", "michel", "miguel", "mike2", "norbert", "pablo", "paul", "pedro",
+    "quincy", "rob", "robert", "sandro", "shelby", "steph", "steph2", "steph3", "travis", "victor", "zac",
 )  # fmt: skip
 
 
