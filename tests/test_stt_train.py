@@ -120,6 +120,18 @@ def test_collate_masks_and_augments(fixture_corpus, tmp_path):
     assert torch.equal(plain["mel"][0, :n], torch.from_numpy(items[0].mel[:n].astype(np.float32)))
 
 
+def test_turn_thresholds_are_chosen_on_every_held_back_conversation(fixture_corpus, tmp_path):
+    from sonare.train.stt import load_data
+
+    manifest = str(fixture_corpus / "manifest.jsonl")  # read twice: two conversations
+    cfg = STTTrainConfig(sources=[manifest, manifest], val_turn_fraction=1.0, val_limit=1)
+    train_items, sets = load_data(cfg, tmp_path)
+    conversations = [u for u in sets["val-turns"] if u.pauses is not None]
+    assert len(conversations) == len(sets["val-turns"]) >= 2  # all of them, not a sample of val_limit
+    assert len(sets["val"]) == 1
+    assert not any(u.pauses for u in train_items)
+
+
 def test_collate_warps_frequencies_when_asked(fixture_corpus, tmp_path):
     from sonare.audio.features import warp_log_mel
     from sonare.stt.dataset import load_source

@@ -215,11 +215,14 @@ def load_data(cfg: STTTrainConfig, run: Path) -> tuple[list[Utterance], dict[str
     rng = random.Random(cfg.seed)
     sets = {
         "val": held_back,
+        # Every held-back conversation (not a sample of them among the clips): the turn thresholds are chosen
+        # on these, and a few conversations' holds are too few to choose them.
+        "val-turns": [u for u in held_back if u.pauses is not None],
         "heldout": [u for u in heldout if u.pauses is None and not u.source.endswith("augmented")],
         "heldout-augmented": [u for u in heldout if u.source.endswith("augmented")],
         "heldout-turns": [u for u in heldout if u.pauses is not None],
     }
-    sets = {k: rng.sample(v, min(len(v), cfg.val_limit)) for k, v in sets.items() if v}
+    sets = {k: v if k == "val-turns" else rng.sample(v, min(len(v), cfg.val_limit)) for k, v in sets.items() if v}
     return train, sets
 
 
@@ -346,7 +349,8 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
             log.write(json.dumps(record) + "\n")
             log.flush()
             if "val" in record and (best is None or record["val"]["wer"] <= best["wer"]):
-                best = {"step": step, "wer": record["val"]["wer"], **record["val"].get("thresholds", {})}
+                thresholds = record.get("val-turns", record["val"]).get("thresholds", {})
+                best = {"step": step, "wer": record["val"]["wer"], **thresholds}
                 torch.save(
                     {"model": model.state_dict(), "model_config": model.cfg.to_dict(), "best": best}, run / "best.tmp"
                 )
@@ -446,9 +450,9 @@ def export(cfg: STTTrainConfig, out_dir: str | os.PathLike) -> Path:
     model = STTModel(STTConfig(**ckpt["model_config"]))
     model.load_state_dict(ckpt["model"])
     _, val_sets = load_data(cfg, run)
-    held_back = {"val": val_sets["val"]} if "val" in val_sets else {}
+    held_back = {"val-turns": val_sets["val-turns"]} if "val-turns" in val_sets else {}
     step = best.get("step", ckpt.get("step"))
-    thresholds = validate(model, held_back, cfg, step).get("val", {}).get("thresholds", {}) if held_back else {}
+    thresholds = validate(model, held_back, cfg, step).get("val-turns", {}).get("thresholds", {}) if held_back else {}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     metadata = {
