@@ -215,14 +215,15 @@ def load_data(cfg: STTTrainConfig, run: Path) -> tuple[list[Utterance], dict[str
     rng = random.Random(cfg.seed)
     sets = {
         "val": held_back,
-        # Every held-back conversation (not a sample of them among the clips): the turn thresholds are chosen
-        # on these, and a few conversations' holds are too few to choose them.
-        "val-turns": [u for u in held_back if u.pauses is not None],
         "heldout": [u for u in heldout if u.pauses is None and not u.source.endswith("augmented")],
         "heldout-augmented": [u for u in heldout if u.source.endswith("augmented")],
         "heldout-turns": [u for u in heldout if u.pauses is not None],
     }
-    sets = {k: v if k == "val-turns" else rng.sample(v, min(len(v), cfg.val_limit)) for k, v in sets.items() if v}
+    sets = {k: rng.sample(v, min(len(v), cfg.val_limit)) for k, v in sets.items() if v}
+    # Every held-back conversation, not the few sampled among the clips: the turn thresholds are chosen on these.
+    turns = [u for u in held_back if u.pauses is not None]
+    if turns:
+        sets["val-turns"] = turns
     return train, sets
 
 
@@ -349,8 +350,7 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
             log.write(json.dumps(record) + "\n")
             log.flush()
             if "val" in record and (best is None or record["val"]["wer"] <= best["wer"]):
-                thresholds = record.get("val-turns", record["val"]).get("thresholds", {})
-                best = {"step": step, "wer": record["val"]["wer"], **thresholds}
+                best = {"step": step, "wer": record["val"]["wer"]}
                 torch.save(
                     {"model": model.state_dict(), "model_config": model.cfg.to_dict(), "best": best}, run / "best.tmp"
                 )
