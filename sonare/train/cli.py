@@ -1,4 +1,4 @@
-"""`sonare train tts|stt|lm|voices --config FILE [--export DIR]`: run (or resume) a training recipe, then export."""
+"""`sonare train tts|refiner|stt|lm|voices --config FILE [--export DIR]`: run (or resume) a training recipe, then export."""
 
 from __future__ import annotations
 
@@ -26,6 +26,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     lm.add_argument("--config", required=True, help="recipe YAML, e.g. configs/lm-default.yaml")
     lm.add_argument("--export", metavar="DIR", default="sonare/assets/stt", help="the STT model directory")
     lm.set_defaults(handler=_train_lm)
+    refiner = which.add_parser("refiner", help="the neural refiner after the TTS vocoder (a GAN)")
+    refiner.add_argument("--config", required=True, help="recipe YAML, e.g. configs/refiner-default.yaml")
+    refiner.add_argument("--export", metavar="DIR", help="after training, write refiner.safetensors here")
+    refiner.add_argument("--export-only", action="store_true", help="export the best checkpoint without training")
+    refiner.add_argument("--no-progress", action="store_true")
+    refiner.set_defaults(handler=_train_refiner)
     voices = which.add_parser("voices", help="the speaker encoder that cloning measures clips with")
     voices.add_argument("--config", required=True, help="recipe YAML, e.g. configs/voices-default.yaml")
     voices.add_argument("--export", metavar="DIR", help="after training, write encoder.safetensors here")
@@ -45,6 +51,17 @@ def _train_tts(args: argparse.Namespace) -> int:
         print(f"exported to {out}")
     if args.slim_checkpoint:
         print(f"slim checkpoint: {save_slim_checkpoint(cfg, args.slim_checkpoint)}")
+    return 0
+
+
+def _train_refiner(args: argparse.Namespace) -> int:
+    from sonare.train.refiner import RefinerTrainConfig, export, train
+
+    cfg = RefinerTrainConfig.load(args.config)
+    if not args.export_only:
+        train(cfg, progress=not args.no_progress)
+    if args.export or args.export_only:
+        print(f"exported to {export(cfg, args.export or 'sonare/assets/tts')}")
     return 0
 
 

@@ -38,6 +38,7 @@ from sonare.tts.messages import (
     WordTimestamps,
 )
 from sonare.tts.model import TTSModel, frame_features
+from sonare.tts.refiner import RefinedVocoder
 from sonare.tts.vocoder import HarmonicNoiseVocoder
 
 # Frames decoded per step at most: 32 (372 ms of audio). Per-op overhead weighs heavily on a CPU step, so a
@@ -184,9 +185,15 @@ class TTSStreamingModel:
 
     name = "tts"
 
-    def __init__(self, model: TTSModel, voices: Mapping[str, Tensor], default_voice: str):
+    def __init__(
+        self,
+        model: TTSModel,
+        voices: Mapping[str, Tensor],
+        default_voice: str,
+        vocoder: HarmonicNoiseVocoder | RefinedVocoder | None = None,
+    ):
         self.model = model.eval()
-        self.vocoder = HarmonicNoiseVocoder()
+        self.vocoder = vocoder or HarmonicNoiseVocoder()
         self.voices = dict(voices)
         self.default_voice = default_voice
         self.sample_rate = SAMPLE_RATE
@@ -376,7 +383,7 @@ class TTSStreamingModel:
             if mark.flush_id is not None:
                 events.append(FlushDone(mark.flush_id))
             else:
-                self._emit(s, voc["tail"][row].numpy(), events)  # the last grain's second half
+                self._emit(s, self.vocoder.pending(voc)[row].numpy(), events)
                 s.ended = True
 
     # -- offline use -------------------------------------------------------------------------------------

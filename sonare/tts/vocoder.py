@@ -101,6 +101,10 @@ class HarmonicNoiseVocoder:
         )
         return pcm, next_state
 
+    def pending(self, state: BatchState) -> Tensor:
+        """(B, HOP): the audio still owed after the last frame (the last grain's second half)."""
+        return state["tail"]
+
     def render(self, frames: Tensor) -> Tensor:
         """Offline convenience: frames (T, FRAME_DIM) -> pcm (T·HOP,)."""
         pcm, _ = self.run(frames[None], self.new_state(1))

@@ -17,11 +17,14 @@ def builtin_voices(model_dir: str | os.PathLike | None = None) -> list[dict]:
 
 
 def load_default(model_dir: str | os.PathLike | None = None):
-    """A `TTSStreamingModel` from `tts.safetensors` + `voices.json` in `model_dir` (default: the bundled ones)."""
+    """A `TTSStreamingModel` from `tts.safetensors` + `voices.json` in `model_dir` (default: the bundled ones),
+    rendering through the neural refiner when the directory has one (`refiner.safetensors`): it is trained on
+    one teacher's audio, so a model trained on other recordings ships without it."""
     from safetensors import safe_open
     from safetensors.torch import load_file
 
     from sonare.tts.model import TTSConfig, TTSModel
+    from sonare.tts.refiner import load_refined_vocoder
     from sonare.tts.stream import TTSStreamingModel
 
     directory = Path(model_dir or ASSET_DIR)
@@ -34,4 +37,6 @@ def load_default(model_dir: str | os.PathLike | None = None):
         raise ValueError(f"{weights} does not match the model: missing {missing}, unexpected {unexpected}")
     meta = json.loads((directory / "voices.json").read_text())
     voices = {v["id"]: torch.tensor(v["embedding"], dtype=torch.float32) for v in meta["voices"]}
-    return TTSStreamingModel(model, voices, meta["default"])
+    refiner = directory / "refiner.safetensors"
+    vocoder = load_refined_vocoder(refiner) if refiner.exists() else None
+    return TTSStreamingModel(model, voices, meta["default"], vocoder)

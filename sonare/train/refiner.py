@@ -1,0 +1,344 @@
+"""The vocoder refiner's training recipe: `sonare train refiner --config configs/refiner-default.yaml`.
+
+A GAN in the HiFi-GAN manner, sized for CPU cores: the generator is `sonare.tts.refiner.VocoderRefiner` applied
+after the harmonic-plus-noise vocoder, rendering acoustic frames measured from the teacher's audio (the frames
+the TTS recipe caches); the discriminators judge 0.4 s excerpts of teacher audio against the refined audio,
+period by period (multi-period) and on spectrograms at three resolutions (multi-resolution). Losses: least
+squares adversarial, feature matching, and a multi-resolution log-mel L1 that keeps the output on the teacher's
+spectrum. Resumable (an atomic checkpoint every few minutes); validation scores held-back clips with DNSMOS,
+the independent naturalness predictor, and keeps the best step.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+import yaml
+from torch import Tensor, nn
+
+from sonare.ssm.state import BatchState
+from sonare.train.common import save_atomic
+from sonare.tts.acoustic import HOP, SAMPLE_RATE, interpolation_matrix, mel_points
+from sonare.tts.refiner import VocoderRefiner
+from sonare.tts.vocoder import HarmonicNoiseVocoder
+
+# The refiner's output lags the frames by two hops: one in the vocoder, one in its own overlap-add.
+OUTPUT_LAG = 2 * HOP
+
+
+@dataclass
+class RefinerTrainConfig:
+    manifests: list[str]
+    frames_dir: str  # the TTS run's cache of analysed frames (see sonare.tts.dataset)
+    run_dir: str = "runs/refiner"
+    speaker: str = "piper:joe"  # train on this speaker's untransformed clips
+    clips: int = 3000  # clips held in memory
+    val_clips: int = 8
+    model: dict = field(default_factory=dict)  # VocoderRefiner arguments
+    batch: int = 16
+    segment_frames: int = 40  # frames per excerpt, the first `warm_frames` only prime the causal state
+    warm_frames: int = 8
+    steps: int = 6000
+    lr: float = 3e-4
+    adversarial: bool = True  # False: the mel loss alone (no discriminators; several times cheaper a step)
+    mel_weight: float = 45.0
+    feature_weight: float = 2.0
+    val_every: int = 500
+    checkpoint_minutes: float = 4.0
+    threads: int = 2
+    seed: int = 0
+
+    @classmethod
+    def load(cls, path: str) -> RefinerTrainConfig:
+        with open(path) as f:
+            return cls(**yaml.safe_load(f))
+
+
+# ---- data ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Clip:
+    frames: np.ndarray  # (T, FRAME_DIM)
+    audio: np.ndarray  # (samples,) float32 at SAMPLE_RATE
+
+
+def load_clips(cfg: RefinerTrainConfig) -> tuple[list[Clip], list[Clip]]:
+    """The speaker's clips whose frames are cached, split by a hash of the clip id into train and validation."""
+    from sonare.audio.io import load_audio
+    from sonare.data.manifest import read_manifest
+    from sonare.tts.dataset import frames_cache_path
+
+    chosen = []
+    for manifest in cfg.manifests:
+        root = Path(manifest).parent
+        for rec in read_manifest(manifest):
+            if rec["speaker"] != cfg.speaker or rec["split"] != "train":
+                continue
+            path = frames_cache_path(Path(cfg.frames_dir), root / rec["audio"])
+            if path.exists():
+                chosen.append((zlib.crc32(rec["id"].encode()), root / rec["audio"], path))
+    chosen.sort()  # a stable, id-determined order, so a resumed run sees the same clips
+    if len(chosen) < cfg.val_clips + 1:
+        raise SystemExit(f"only {len(chosen)} clips of {cfg.speaker} have cached frames in {cfg.frames_dir}")
+    clips = []
+    for _, audio_path, frames_path in chosen[: cfg.clips + cfg.val_clips]:
+        audio, rate = load_audio(audio_path)
+        if rate != SAMPLE_RATE:
+            raise SystemExit(f"{audio_path}: {rate} Hz, the refiner trains at {SAMPLE_RATE} Hz")
+        clips.append(Clip(np.load(frames_path), audio.astype(np.float32)))
+    return clips[cfg.val_clips :], clips[: cfg.val_clips]
+
+
+def sample_batch(clips: list[Clip], cfg: RefinerTrainConfig, rng: random.Random) -> tuple[Tensor, Tensor]:
+    """-> frames (B, segment_frames, FRAME_DIM) and the teacher audio the refined output should match over the
+    frames after the warm-up, (B, (segment_frames - warm_frames)·HOP)."""
+    n, warm = cfg.segment_frames, cfg.warm_frames
+    frames, audio = [], []
+    while len(frames) < cfg.batch:
+        clip = clips[rng.randrange(len(clips))]
+        usable = min(len(clip.frames), len(clip.audio) // HOP) - n
+        if usable <= 0:
+            continue
+        s = rng.randrange(usable)
+        frames.append(clip.frames[s : s + n])
+        begin = (s + warm) * HOP - OUTPUT_LAG
+        audio.append(clip.audio[begin : begin + (n - warm) * HOP])
+    return torch.from_numpy(np.stack(frames)), torch.from_numpy(np.stack(audio))
+
+
+def render(refiner: VocoderRefiner, vocoder: HarmonicNoiseVocoder, frames: Tensor, generator: torch.Generator) -> Tensor:
+    """Frames (B, F, FRAME_DIM) through the vocoder (random starting phase) and the refiner -> (B, F·HOP)."""
+    state = vocoder.new_state(frames.shape[0])
+    phase = torch.rand(frames.shape[0], 1, generator=generator) * 2 * torch.pi
+    state = BatchState({**dict(state.items()), "phase": phase})
+    with torch.no_grad():
+        pcm, _ = vocoder.run(frames, state)
+    refined, _ = refiner(frames, pcm, refiner.new_state(frames.shape[0]))
+    return refined
+
+
+# ---- losses ----------------------------------------------------------------------------------------------
+
+MEL_RESOLUTIONS = ((512, 128, 64), (1024, 256, 80), (2048, 512, 96))  # (n_fft, hop, mel bands)
+
+
+class MultiResolutionMel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        for i, (n_fft, _, n_mels) in enumerate(MEL_RESOLUTIONS):
+            bins = np.arange(n_fft // 2 + 1) * SAMPLE_RATE / n_fft
+            # linear interpolation on the mel scale: triangular filters centred on evenly spaced mel points
+            fb = interpolation_matrix(mel_points(n_mels), bins).astype(np.float32)
+            self.register_buffer(f"fb{i}", torch.from_numpy(fb), persistent=False)
+            self.register_buffer(f"win{i}", torch.hann_window(n_fft), persistent=False)
+
+    def forward(self, fake: Tensor, real: Tensor) -> Tensor:
+        loss = fake.new_zeros(())
+        for i, (n_fft, hop, _) in enumerate(MEL_RESOLUTIONS):
+            fb, win = getattr(self, f"fb{i}"), getattr(self, f"win{i}")
+
+            def mel(x: Tensor, n_fft: int = n_fft, hop: int = hop, fb: Tensor = fb, win: Tensor = win) -> Tensor:
+                spec = torch.stft(x, n_fft, hop, window=win, return_complex=True).abs().square()
+                return torch.log(spec.transpose(1, 2) @ fb + 1e-7)
+
+            loss = loss + F.l1_loss(mel(fake), mel(real))
+        return loss / len(MEL_RESOLUTIONS)
+
+
+class PeriodDiscriminator(nn.Module):
+    """Judges the waveform folded into rows of `period` samples: periodic structure such as pitch pulses."""
+
+    def __init__(self, period: int, channels: tuple[int, ...] = (16, 32, 64, 64)):
+        super().__init__()
+        self.period = period
+        convs, c_in = [], 1
+        for i, c in enumerate(channels):
+            stride = (3, 1) if i < len(channels) - 1 else (1, 1)
+            convs.append(nn.utils.parametrizations.weight_norm(nn.Conv2d(c_in, c, (5, 1), stride, padding=(2, 0))))
+            c_in = c
+        self.convs = nn.ModuleList(convs)
+        self.post = nn.utils.parametrizations.weight_norm(nn.Conv2d(c_in, 1, (3, 1), padding=(1, 0)))
+
+    def forward(self, x: Tensor) -> list[Tensor]:
+        b, t = x.shape
+        x = F.pad(x, (0, (-t) % self.period), mode="reflect").view(b, 1, -1, self.period)
+        features = []
+        for conv in self.convs:
+            x = F.leaky_relu(conv(x), 0.1)
+            features.append(x)
+        features.append(self.post(x))
+        return features
+
+
+class ResolutionDiscriminator(nn.Module):
+    """Judges a log-magnitude spectrogram at one STFT resolution: spectral texture, noise and smearing."""
+
+    def __init__(self, n_fft: int, channels: int = 16):
+        super().__init__()
+        self.n_fft = n_fft
+        self.register_buffer("window", torch.hann_window(n_fft), persistent=False)
+        wn = nn.utils.parametrizations.weight_norm
+        self.convs = nn.ModuleList(
+            [
+                wn(nn.Conv2d(1, channels, (3, 9), stride=(1, 2), padding=(1, 4))),
+                wn(nn.Conv2d(channels, channels, (3, 9), stride=(1, 2), padding=(1, 4))),
+                wn(nn.Conv2d(channels, channels, (3, 9), stride=(1, 2), padding=(1, 4))),
+                wn(nn.Conv2d(channels, channels, (3, 3), padding=(1, 1))),
+            ]
+        )
+        self.post = wn(nn.Conv2d(channels, 1, (3, 3), padding=(1, 1)))
+
+    def forward(self, x: Tensor) -> list[Tensor]:
+        spec = torch.stft(x, self.n_fft, self.n_fft // 4, window=self.window, return_complex=True).abs()
+        x = torch.log(spec + 1e-5).transpose(1, 2)[:, None]  # (B, 1, frames, bins)
+        features = []
+        for conv in self.convs:
+            x = F.leaky_relu(conv(x), 0.1)
+            features.append(x)
+        features.append(self.post(x))
+        return features
+
+
+class Discriminators(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.members = nn.ModuleList(
+            [PeriodDiscriminator(p) for p in (2, 3, 5, 7, 11)] + [ResolutionDiscriminator(n) for n in (256, 512, 1024)]
+        )
+
+    def forward(self, x: Tensor) -> list[list[Tensor]]:
+        return [member(x) for member in self.members]
+
+
+def discriminator_loss(real: list[list[Tensor]], fake: list[list[Tensor]]) -> Tensor:
+    return sum(((r[-1] - 1) ** 2).mean() + (f[-1] ** 2).mean() for r, f in zip(real, fake, strict=True))
+
+
+def generator_losses(real: list[list[Tensor]], fake: list[list[Tensor]]) -> tuple[Tensor, Tensor]:
+    adversarial = sum(((f[-1] - 1) ** 2).mean() for f in fake)
+    matching = sum(
+        F.l1_loss(ff, rf.detach()) for r, f in zip(real, fake, strict=True) for rf, ff in zip(r[:-1], f[:-1], strict=True)
+    )
+    return adversarial, matching
+
+
+# ---- loop ------------------------------------------------------------------------------------------------
+
+
+def validate(refiner: VocoderRefiner, vocoder: HarmonicNoiseVocoder, clips: list[Clip]) -> dict[str, float]:
+    """Mean DNSMOS overall of whole validation clips, refined and straight from the vocoder."""
+    from sonare.eval.mos import dnsmos
+
+    refiner.eval()
+    scores: dict[str, list[float]] = {"refined": [], "vocoder": []}
+    with torch.no_grad():
+        for clip in clips:
+            frames = torch.from_numpy(clip.frames)[None]
+            pcm, _ = vocoder.run(frames, vocoder.new_state(1))
+            refined, _ = refiner(frames, pcm, refiner.new_state(1))
+            scores["vocoder"].append(dnsmos(pcm[0].numpy(), SAMPLE_RATE).ovrl)
+            scores["refined"].append(dnsmos(refined[0].numpy(), SAMPLE_RATE).ovrl)
+    refiner.train()
+    return {k: round(float(np.mean(v)), 4) for k, v in scores.items()}
+
+
+def train(cfg: RefinerTrainConfig, progress: bool = True) -> Path:
+    from tqdm import tqdm
+
+    torch.set_num_threads(cfg.threads)
+    torch.set_flush_denormal(True)
+    run = Path(cfg.run_dir)
+    run.mkdir(parents=True, exist_ok=True)
+    train_clips, val_clips = load_clips(cfg)
+    print(f"refiner: {len(train_clips)} train / {len(val_clips)} validation clips of {cfg.speaker}")
+
+    torch.manual_seed(cfg.seed)
+    refiner, discriminators, mel_loss = VocoderRefiner(**cfg.model), Discriminators(), MultiResolutionMel()
+    vocoder = HarmonicNoiseVocoder()
+    opt_g = torch.optim.AdamW(refiner.parameters(), lr=cfg.lr, betas=(0.8, 0.99))
+    opt_d = torch.optim.AdamW(discriminators.parameters(), lr=cfg.lr, betas=(0.8, 0.99))
+    step, best = 0, None
+    ckpt_path = run / "checkpoint.pt"
+    if ckpt_path.exists():
+        ckpt = torch.load(ckpt_path, weights_only=False)
+        refiner.load_state_dict(ckpt["refiner"])
+        discriminators.load_state_dict(ckpt["discriminators"])
+        opt_g.load_state_dict(ckpt["opt_g"])
+        opt_d.load_state_dict(ckpt["opt_d"])
+        step, best = ckpt["step"], ckpt.get("best")
+    print(f"refiner: {sum(p.numel() for p in refiner.parameters()):,} params, "
+          f"discriminators {sum(p.numel() for p in discriminators.parameters()):,}")
+
+    def save() -> None:
+        save_atomic(
+            {"step": step, "best": best, "config": refiner.config(), "refiner": refiner.state_dict(),
+             "discriminators": discriminators.state_dict(), "opt_g": opt_g.state_dict(), "opt_d": opt_d.state_dict()},
+            ckpt_path,
+        )
+
+    rng = random.Random(cfg.seed + step)
+    generator = torch.Generator().manual_seed(cfg.seed + step)
+    log = open(run / "log.jsonl", "a")  # noqa: SIM115 - appended to for the whole run
+    bar = tqdm(total=cfg.steps, initial=step, desc="refiner", disable=not progress)
+    last_save = time.time()
+    while step < cfg.steps:
+        frames, real = sample_batch(train_clips, cfg, rng)
+        fake = render(refiner, vocoder, frames, generator)[:, cfg.warm_frames * HOP :]
+
+        mel = mel_loss(fake, real)
+        parts = {"mel": mel.item()}
+        g_loss = cfg.mel_weight * mel
+        if cfg.adversarial:
+            d_loss = discriminator_loss(discriminators(real), discriminators(fake.detach()))
+            opt_d.zero_grad(set_to_none=True)
+            d_loss.backward()
+            opt_d.step()
+            adversarial, matching = generator_losses(discriminators(real), discriminators(fake))
+            g_loss = g_loss + adversarial + cfg.feature_weight * matching
+            parts.update(adv=adversarial.item(), fm=matching.item(), d=d_loss.item())
+        opt_g.zero_grad(set_to_none=True)
+        g_loss.backward()
+        torch.nn.utils.clip_grad_norm_(refiner.parameters(), 10.0)
+        opt_g.step()
+        step += 1
+        bar.update(1)
+        bar.set_postfix({k: f"{v:.3f}" for k, v in parts.items()})
+        if step % 50 == 0:
+            log.write(json.dumps({"step": step, **{k: round(v, 4) for k, v in parts.items()}}) + "\n")
+            log.flush()
+        if step % cfg.val_every == 0 or step == cfg.steps:
+            scores = validate(refiner, vocoder, val_clips)
+            log.write(json.dumps({"step": step, "val_dnsmos": scores}) + "\n")
+            log.flush()
+            tqdm.write(f"step {step}: validation DNSMOS {scores}")
+            if best is None or scores["refined"] > best["refined"]:
+                best = {"step": step, **scores}
+                save_atomic({"step": step, "config": refiner.config(), "refiner": refiner.state_dict()}, run / "best.pt")
+            save()
+            last_save = time.time()
+        elif time.time() - last_save > cfg.checkpoint_minutes * 60:
+            save()
+            last_save = time.time()
+    bar.close()
+    save()
+    return run / "best.pt"
+
+
+def export(cfg: RefinerTrainConfig, out_dir: str) -> Path:
+    """The best step's weights as safetensors, with the architecture in the file's metadata."""
+    from safetensors.torch import save_file
+
+    ckpt = torch.load(Path(cfg.run_dir) / "best.pt", weights_only=False)
+    out = Path(out_dir) / "refiner.safetensors"
+    tensors = {k: v.contiguous() for k, v in ckpt["refiner"].items()}
+    save_file(tensors, out, metadata={"config": json.dumps(ckpt["config"]), "step": str(ckpt["step"])})
+    return out
