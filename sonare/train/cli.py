@@ -1,4 +1,4 @@
-"""`sonare train tts|refiner|stt|lm|voices --config FILE [--export DIR]`: run (or resume) a training recipe, then export."""
+"""`sonare train tts|refiner|stt|lm|voices --config FILE [--export DIR]`: run (or resume) a recipe, then export."""
 
 from __future__ import annotations
 

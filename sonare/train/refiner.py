@@ -115,7 +115,9 @@ def sample_batch(clips: list[Clip], cfg: RefinerTrainConfig, rng: random.Random)
     return torch.from_numpy(np.stack(frames)), torch.from_numpy(np.stack(audio))
 
 
-def render(refiner: VocoderRefiner, vocoder: HarmonicNoiseVocoder, frames: Tensor, generator: torch.Generator) -> Tensor:
+def render(
+    refiner: VocoderRefiner, vocoder: HarmonicNoiseVocoder, frames: Tensor, generator: torch.Generator
+) -> Tensor:
     """Frames (B, F, FRAME_DIM) through the vocoder (random starting phase) and the refiner -> (B, F·HOP)."""
     state = vocoder.new_state(frames.shape[0])
     phase = torch.rand(frames.shape[0], 1, generator=generator) * 2 * torch.pi
@@ -226,7 +228,9 @@ def discriminator_loss(real: list[list[Tensor]], fake: list[list[Tensor]]) -> Te
 def generator_losses(real: list[list[Tensor]], fake: list[list[Tensor]]) -> tuple[Tensor, Tensor]:
     adversarial = sum(((f[-1] - 1) ** 2).mean() for f in fake)
     matching = sum(
-        F.l1_loss(ff, rf.detach()) for r, f in zip(real, fake, strict=True) for rf, ff in zip(r[:-1], f[:-1], strict=True)
+        F.l1_loss(ff, rf.detach())
+        for r, f in zip(real, fake, strict=True)
+        for rf, ff in zip(r[:-1], f[:-1], strict=True)
     )
     return adversarial, matching
 
@@ -275,13 +279,22 @@ def train(cfg: RefinerTrainConfig, progress: bool = True) -> Path:
         opt_g.load_state_dict(ckpt["opt_g"])
         opt_d.load_state_dict(ckpt["opt_d"])
         step, best = ckpt["step"], ckpt.get("best")
-    print(f"refiner: {sum(p.numel() for p in refiner.parameters()):,} params, "
-          f"discriminators {sum(p.numel() for p in discriminators.parameters()):,}")
+    print(
+        f"refiner: {sum(p.numel() for p in refiner.parameters()):,} params, "
+        f"discriminators {sum(p.numel() for p in discriminators.parameters()):,}"
+    )
 
     def save() -> None:
         save_atomic(
-            {"step": step, "best": best, "config": refiner.config(), "refiner": refiner.state_dict(),
-             "discriminators": discriminators.state_dict(), "opt_g": opt_g.state_dict(), "opt_d": opt_d.state_dict()},
+            {
+                "step": step,
+                "best": best,
+                "config": refiner.config(),
+                "refiner": refiner.state_dict(),
+                "discriminators": discriminators.state_dict(),
+                "opt_g": opt_g.state_dict(),
+                "opt_d": opt_d.state_dict(),
+            },
             ckpt_path,
         )
 
@@ -322,7 +335,9 @@ def train(cfg: RefinerTrainConfig, progress: bool = True) -> Path:
             tqdm.write(f"step {step}: validation DNSMOS {scores}")
             if best is None or scores["refined"] > best["refined"]:
                 best = {"step": step, **scores}
-                save_atomic({"step": step, "config": refiner.config(), "refiner": refiner.state_dict()}, run / "best.pt")
+                save_atomic(
+                    {"step": step, "config": refiner.config(), "refiner": refiner.state_dict()}, run / "best.pt"
+                )
             save()
             last_save = time.time()
         elif time.time() - last_save > cfg.checkpoint_minutes * 60:
