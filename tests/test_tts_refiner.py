@@ -1,7 +1,12 @@
-"""The vocoder refiner starts as the identity, streams in chunks of any size, and keeps a fixed-size state."""
+"""The vocoder refiner starts as the identity, streams in chunks of any size, keeps a fixed-size state, and its
+recipe trains, resumes and exports."""
 
+import json
 import math
+import shutil
 
+import numpy as np
+import pytest
 import torch
 
 from sonare.tts.acoustic import HOP, LOG_AP_FLOOR
@@ -62,3 +67,52 @@ def test_state_is_fixed_size():
     vocoder = RefinedVocoder(refiner)
     per_row = HarmonicNoiseVocoder().new_state(1).nbytes_per_row() + (2 * HOP + 2 * 4 * 32) * 4
     assert vocoder.new_state(3).nbytes_per_row() == per_row
+
+
+@pytest.mark.slow
+def test_recipe_trains_resumes_and_exports_only_a_refiner_that_beats_the_vocoder(fixture_corpus, tmp_path):
+    from sonare.data.manifest import read_manifest
+    from sonare.train.refiner import RefinerTrainConfig, export, train
+    from sonare.tts import load_default
+    from sonare.tts.messages import SynthesisOptions, VoiceSpec
+    from sonare.tts.weights import ASSET_DIR
+
+    manifest = fixture_corpus / "manifest.jsonl"
+    speaker = next(r["speaker"] for r in read_manifest(manifest) if r["split"] == "train" and "tts" in r["tasks"])
+    cfg = RefinerTrainConfig(
+        manifests=[str(manifest)],
+        frames_dir=str(tmp_path / "frames"),
+        run_dir=str(tmp_path / "run"),
+        speaker=speaker,
+        val_clips=1,
+        model={"dim": 16, "layers": 1, "kernel": 3, "points": 8},
+        batch=2,
+        segment_frames=12,
+        warm_frames=4,
+        steps=2,
+        val_every=2,
+        threads=1,
+    )
+    best = train(cfg, progress=False)
+    cfg.steps = 4  # rerunning continues from the checkpoint instead of starting over
+    train(cfg, progress=False)
+    log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in log if "val_dnsmos" in r] == [2, 4]
+
+    # export follows the validation verdict of the best step
+    ckpt = torch.load(best, weights_only=False)
+    out = tmp_path / "model"
+    out.mkdir()
+    for name in ("tts.safetensors", "voices.json"):
+        shutil.copy(ASSET_DIR / name, out / name)
+    ckpt["scores"] = {"refined": 2.0, "vocoder": 2.1}
+    torch.save(ckpt, best)
+    with pytest.raises(SystemExit, match="no better than the vocoder"):
+        export(cfg, str(out))
+    ckpt["scores"] = {"refined": 2.2, "vocoder": 2.1}
+    torch.save(ckpt, best)
+    export(cfg, str(out))
+    model = load_default(out)  # the refiner beside the TTS weights is picked up
+    assert isinstance(model.vocoder, RefinedVocoder) and model.vocoder.refiner.config()["points"] == 8
+    audio, _ = model.synthesize("Hello world.", SynthesisOptions(VoiceSpec(id=model.default_voice)))
+    assert len(audio) > 0.3 * model.sample_rate and np.isfinite(audio).all()

@@ -1,12 +1,12 @@
 """The vocoder refiner's training recipe: `sonare train refiner --config configs/refiner-default.yaml`.
 
-A GAN in the HiFi-GAN manner, sized for CPU cores: the generator is `sonare.tts.refiner.VocoderRefiner` applied
-after the harmonic-plus-noise vocoder, rendering acoustic frames measured from the teacher's audio (the frames
-the TTS recipe caches); the discriminators judge 0.4 s excerpts of teacher audio against the refined audio,
-period by period (multi-period) and on spectrograms at three resolutions (multi-resolution). Losses: least
-squares adversarial, feature matching, and a multi-resolution log-mel L1 that keeps the output on the teacher's
-spectrum. Resumable (an atomic checkpoint every few minutes); validation scores held-back clips with DNSMOS,
-the independent naturalness predictor, and keeps the best step.
+The refiner (`sonare.tts.refiner.VocoderRefiner`) is trained after the harmonic-plus-noise vocoder, which renders
+acoustic frames measured from the teacher's audio, so that the refined audio matches the teacher's: a
+multi-resolution log-mel L1 loss, and optionally (`adversarial: true`) a GAN in the HiFi-GAN manner sized for
+CPU cores, whose discriminators judge 0.4 s excerpts of teacher against refined audio period by period
+(multi-period) and on spectrograms at three resolutions (multi-resolution), with least-squares adversarial and
+feature-matching losses. Resumable (an atomic checkpoint every few minutes); validation scores held-back clips
+with DNSMOS, the independent naturalness predictor, and keeps the best step.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ OUTPUT_LAG = 2 * HOP
 @dataclass
 class RefinerTrainConfig:
     manifests: list[str]
-    frames_dir: str  # the TTS run's cache of analysed frames (see sonare.tts.dataset)
+    frames_dir: str  # the cache of analysed frames, shared with the TTS recipe (see sonare.tts.dataset)
     run_dir: str = "runs/refiner"
     speaker: str = "piper:joe"  # train on this speaker's untransformed clips
     clips: int = 3000  # clips held in memory
@@ -71,26 +71,37 @@ class Clip:
     audio: np.ndarray  # (samples,) float32 at SAMPLE_RATE
 
 
-def load_clips(cfg: RefinerTrainConfig) -> tuple[list[Clip], list[Clip]]:
-    """The speaker's clips whose frames are cached, split by a hash of the clip id into train and validation."""
+def load_clips(cfg: RefinerTrainConfig, progress: bool = True) -> tuple[list[Clip], list[Clip]]:
+    """The speaker's clean (TTS) clips, split by a hash of the clip id into train and validation; frames the TTS
+    recipe has not cached yet are measured first, into the same cache."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from tqdm import tqdm
+
     from sonare.audio.io import load_audio
     from sonare.data.manifest import read_manifest
-    from sonare.tts.dataset import frames_cache_path
+    from sonare.tts.dataset import analyze_to_cache, frames_cache_path
 
+    cache = Path(cfg.frames_dir)
+    cache.mkdir(parents=True, exist_ok=True)
     chosen = []
     for manifest in cfg.manifests:
         root = Path(manifest).parent
         for rec in read_manifest(manifest):
-            if rec["speaker"] != cfg.speaker or rec["split"] != "train":
-                continue
-            path = frames_cache_path(Path(cfg.frames_dir), root / rec["audio"])
-            if path.exists():
-                chosen.append((zlib.crc32(rec["id"].encode()), root / rec["audio"], path))
-    chosen.sort()  # a stable, id-determined order, so a resumed run sees the same clips
+            if rec["speaker"] == cfg.speaker and rec["split"] == "train" and "tts" in rec.get("tasks", ["tts"]):
+                audio_path = root / rec["audio"]
+                chosen.append((zlib.crc32(rec["id"].encode()), audio_path, frames_cache_path(cache, audio_path)))
+    chosen = sorted(chosen)[: cfg.clips + cfg.val_clips]  # a stable, id-determined choice across resumes
     if len(chosen) < cfg.val_clips + 1:
-        raise SystemExit(f"only {len(chosen)} clips of {cfg.speaker} have cached frames in {cfg.frames_dir}")
+        raise SystemExit(f"only {len(chosen)} training clips of {cfg.speaker} in {cfg.manifests}")
+    todo = [(str(audio), str(frames)) for _, audio, frames in chosen if not frames.exists()]
+    if todo:
+        with ProcessPoolExecutor(max_workers=cfg.threads) as pool:
+            jobs = pool.map(analyze_to_cache, todo, chunksize=4)
+            for _ in tqdm(jobs, total=len(todo), desc="acoustic analysis", disable=not progress):
+                pass
     clips = []
-    for _, audio_path, frames_path in chosen[: cfg.clips + cfg.val_clips]:
+    for _, audio_path, frames_path in chosen:
         audio, rate = load_audio(audio_path)
         if rate != SAMPLE_RATE:
             raise SystemExit(f"{audio_path}: {rate} Hz, the refiner trains at {SAMPLE_RATE} Hz")
@@ -262,7 +273,7 @@ def train(cfg: RefinerTrainConfig, progress: bool = True) -> Path:
     torch.set_flush_denormal(True)
     run = Path(cfg.run_dir)
     run.mkdir(parents=True, exist_ok=True)
-    train_clips, val_clips = load_clips(cfg)
+    train_clips, val_clips = load_clips(cfg, progress)
     print(f"refiner: {len(train_clips)} train / {len(val_clips)} validation clips of {cfg.speaker}")
 
     torch.manual_seed(cfg.seed)
@@ -336,7 +347,8 @@ def train(cfg: RefinerTrainConfig, progress: bool = True) -> Path:
             if best is None or scores["refined"] > best["refined"]:
                 best = {"step": step, **scores}
                 save_atomic(
-                    {"step": step, "config": refiner.config(), "refiner": refiner.state_dict()}, run / "best.pt"
+                    {"step": step, "scores": scores, "config": refiner.config(), "refiner": refiner.state_dict()},
+                    run / "best.pt",
                 )
             save()
             last_save = time.time()
@@ -349,10 +361,15 @@ def train(cfg: RefinerTrainConfig, progress: bool = True) -> Path:
 
 
 def export(cfg: RefinerTrainConfig, out_dir: str) -> Path:
-    """The best step's weights as safetensors, with the architecture in the file's metadata."""
+    """The best step's weights as safetensors, with the architecture in the file's metadata, if that step
+    beat the vocoder alone on validation."""
     from safetensors.torch import save_file
 
     ckpt = torch.load(Path(cfg.run_dir) / "best.pt", weights_only=False)
+    scores = ckpt["scores"]
+    if scores["refined"] <= scores["vocoder"]:
+        # shipping it would make every voice sound worse than the vocoder alone
+        raise SystemExit(f"not exported: the best step ({ckpt['step']}) scores {scores}, no better than the vocoder")
     out = Path(out_dir) / "refiner.safetensors"
     tensors = {k: v.contiguous() for k, v in ckpt["refiner"].items()}
     save_file(tensors, out, metadata={"config": json.dumps(ckpt["config"]), "step": str(ckpt["step"])})

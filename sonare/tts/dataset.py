@@ -63,7 +63,8 @@ def frames_cache_path(cache_dir: Path, audio_path: Path) -> Path:
     return cache_dir / f"{key}.npy"
 
 
-def _analyze_to(args: tuple[str, str]) -> None:
+def analyze_to_cache(args: tuple[str, str]) -> None:
+    """(audio path, cache path): measure the clip's acoustic frames and write them atomically."""
     from sonare.audio.io import load_audio
     from sonare.audio.resample import resample
     from sonare.tts.acoustic import analyze
@@ -110,7 +111,7 @@ def load_examples(
                 todo.append((str(audio_path), str(path)))
     if todo:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            jobs = pool.map(_analyze_to, todo, chunksize=4)
+            jobs = pool.map(analyze_to_cache, todo, chunksize=4)
             for _ in tqdm(jobs, total=len(todo), desc="acoustic analysis", disable=not progress):
                 pass
     return examples

@@ -1,18 +1,19 @@
 """A causal neural refiner after the harmonic-plus-noise vocoder: it corrects the magnitude and phase of each grain.
 
 The parametric vocoder (`sonare.tts.vocoder`) renders every frame from a band-limited pulse train shaped by a
-minimum-phase filter. Its spectra are close to the teacher's but its phase is not: rendering the teacher's own
-STFT magnitudes with the vocoder's phase still loses most of the naturalness gap (benchmarks/vocoder_ceiling.py).
-The refiner learns that correction adversarially. Per frame j it
+minimum-phase filter from 72 numbers per frame. The teacher's audio holds detail those frames cannot (rendering
+its own STFT magnitudes with the vocoder's phase gains 0.35 DNSMOS, benchmarks/vocoder_ceiling.py). The refiner
+learns a correction from the teacher's audio (`sonare.train.refiner`). Per frame j it
 
   1. takes the vocoder's last two hops of PCM as one grain X_j (square-root Hann window, 2·HOP samples),
   2. reads log|X_j| together with the frame itself through a stack of causal ConvNeXt blocks (no look-ahead),
-  3. multiplies X_j by a complex gain exp(Δm + iΔφ) per bin, and
+  3. multiplies X_j by a complex gain exp(Δm + iΔφ) per bin, interpolated from `points` values evenly spaced
+     in frequency: a gain that is smooth across bins is a short filter, so the circular convolution it makes
+     of the grain does not wrap audible echoes around it (per-bin gains lowered DNSMOS when trained), and
   4. overlap-adds the inverse transform with the same window (the windows' squares sum to one).
 
-The output layer starts at zero, so an untrained refiner reproduces the vocoder exactly; training only ever
-moves away from a working vocoder. Output for frame j is one hop behind the vocoder's: the hop [(j-2)·HOP,
-(j-1)·HOP) of the frames' timeline.
+The output layer starts at zero, so an untrained refiner reproduces the vocoder exactly. Output for frame j is
+one hop behind the vocoder's: the hop [(j-2)·HOP, (j-1)·HOP) of the frames' timeline.
 
 Shapes: frames (B, F, FRAME_DIM), vocoder PCM (B, F·HOP) -> PCM (B, F·HOP). State per stream, all fixed size:
 the vocoder's previous hop (HOP), the grain tail still to overlap (HOP), and each block's last KERNEL-1 inputs.
@@ -51,20 +52,29 @@ class CausalConvNeXtBlock(nn.Module):
 
 
 class VocoderRefiner(nn.Module):
-    def __init__(self, dim: int = 256, layers: int = 4, kernel: int = 7):
+    def __init__(self, dim: int = 256, layers: int = 4, kernel: int = 7, points: int = 32, phase: bool = True):
         super().__init__()
-        self.dim, self.layers, self.kernel = dim, layers, kernel
+        self.dim, self.layers, self.kernel, self.points, self.phase = dim, layers, kernel, points, phase
+        # gains at `points` evenly spaced bins, linearly interpolated between: a smooth gain is a short filter
+        idx = torch.linspace(0, points - 1, BINS)
+        lo = idx.floor().long().clamp(max=points - 2) if points > 1 else torch.zeros(BINS, dtype=torch.long)
+        frac = idx - lo
+        interp = torch.zeros(points, BINS)
+        interp[lo, torch.arange(BINS)] = 1 - frac
+        if points > 1:
+            interp[lo + 1, torch.arange(BINS)] += frac
+        self.register_buffer("interp", interp, persistent=False)
         self.inp = nn.Linear(BINS + FRAME_DIM, dim)
         self.inp_norm = nn.LayerNorm(dim)
         self.blocks = nn.ModuleList(CausalConvNeXtBlock(dim, kernel) for _ in range(layers))
         self.out_norm = nn.LayerNorm(dim)
-        self.out = nn.Linear(dim, 2 * BINS)
+        self.out = nn.Linear(dim, (2 if phase else 1) * points)
         nn.init.zeros_(self.out.weight)
         nn.init.zeros_(self.out.bias)
         self.register_buffer("window", torch.hann_window(2 * HOP, periodic=True).sqrt(), persistent=False)
 
-    def config(self) -> dict[str, int]:
-        return {"dim": self.dim, "layers": self.layers, "kernel": self.kernel}
+    def config(self) -> dict[str, int | bool]:
+        return dict(dim=self.dim, layers=self.layers, kernel=self.kernel, points=self.points, phase=self.phase)
 
     def state_shapes(self) -> dict[str, tuple[int, ...]]:
         shapes: dict[str, tuple[int, ...]] = {"previous": (HOP,), "tail": (HOP,)}
@@ -91,7 +101,8 @@ class VocoderRefiner(nn.Module):
         for i, block in enumerate(self.blocks):
             padded_inputs.append(torch.cat([state[f"conv{i}"], x], dim=1))  # (B, KERNEL-1+F, D)
             x = block(x, state[f"conv{i}"])
-        delta_mag, delta_phase = self.out(self.out_norm(x)).split(BINS, dim=-1)  # (B, F, BINS) each
+        gains = self.out(self.out_norm(x)) @ torch.block_diag(*[self.interp] * (2 if self.phase else 1))
+        delta_mag, delta_phase = gains.split(BINS, dim=-1) if self.phase else (gains, torch.zeros_like(gains))
         refined = spectra * torch.polar(torch.exp(delta_mag.clamp(max=4.0)), delta_phase)
         out = torch.fft.irfft(refined, n=2 * HOP) * self.window  # (B, F, 2·HOP)
 
