@@ -15,6 +15,7 @@ import json
 import random
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +41,10 @@ class RefinerTrainConfig:
     frames_dir: str  # the cache of analysed frames, shared with the TTS recipe (see sonare.tts.dataset)
     run_dir: str = "runs/refiner"
     speaker: str = "piper:joe"  # train on this speaker's untransformed clips
+    # A TTS model directory: train on the frames it predicts for `voice` given each clip's phonemes and durations
+    # (teacher forcing), the frames the refiner will meet at synthesis, instead of frames measured from the audio.
+    tts_model: str | None = None
+    voice: str = "joe"
     clips: int = 3000  # clips held in memory
     val_clips: int = 8
     model: dict = field(default_factory=dict)  # VocoderRefiner arguments
@@ -72,8 +77,9 @@ class Clip:
 
 
 def load_clips(cfg: RefinerTrainConfig, progress: bool = True) -> tuple[list[Clip], list[Clip]]:
-    """The speaker's clean (TTS) clips, split by a hash of the clip id into train and validation; frames the TTS
-    recipe has not cached yet are measured first, into the same cache."""
+    """The speaker's clean (TTS) clips, split by a hash of the clip id into train and validation, with the frames
+    `cfg.tts_model` predicts for them, or else frames measured from their audio (those the TTS recipe has not
+    cached yet are measured first, into the same cache)."""
     from concurrent.futures import ProcessPoolExecutor
 
     from tqdm import tqdm
@@ -90,23 +96,53 @@ def load_clips(cfg: RefinerTrainConfig, progress: bool = True) -> tuple[list[Cli
         for rec in read_manifest(manifest):
             if rec["speaker"] == cfg.speaker and rec["split"] == "train" and "tts" in rec.get("tasks", ["tts"]):
                 audio_path = root / rec["audio"]
-                chosen.append((zlib.crc32(rec["id"].encode()), audio_path, frames_cache_path(cache, audio_path)))
+                chosen.append((zlib.crc32(rec["id"].encode()), rec["id"], audio_path, rec))
     chosen = sorted(chosen)[: cfg.clips + cfg.val_clips]  # a stable, id-determined choice across resumes
     if len(chosen) < cfg.val_clips + 1:
         raise SystemExit(f"only {len(chosen)} training clips of {cfg.speaker} in {cfg.manifests}")
-    todo = [(str(audio), str(frames)) for _, audio, frames in chosen if not frames.exists()]
-    if todo:
-        with ProcessPoolExecutor(max_workers=cfg.threads) as pool:
-            jobs = pool.map(analyze_to_cache, todo, chunksize=4)
-            for _ in tqdm(jobs, total=len(todo), desc="acoustic analysis", disable=not progress):
-                pass
+    if cfg.tts_model:
+        predict = teacher_forced_frames(cfg.tts_model, cfg.voice)
+        frames = [predict(rec) for *_, rec in tqdm(chosen, desc="teacher-forced frames", disable=not progress)]
+    else:
+        audio_paths = [audio for _, _, audio, _ in chosen]
+        paths = [frames_cache_path(cache, audio) for audio in audio_paths]
+        todo = [(str(a), str(p)) for a, p in zip(audio_paths, paths, strict=True) if not p.exists()]
+        if todo:
+            with ProcessPoolExecutor(max_workers=cfg.threads) as pool:
+                jobs = pool.map(analyze_to_cache, todo, chunksize=4)
+                for _ in tqdm(jobs, total=len(todo), desc="acoustic analysis", disable=not progress):
+                    pass
+        frames = [np.load(path) for path in paths]
     clips = []
-    for _, audio_path, frames_path in chosen:
+    for (_, _, audio_path, _), clip_frames in zip(chosen, frames, strict=True):
         audio, rate = load_audio(audio_path)
         if rate != SAMPLE_RATE:
             raise SystemExit(f"{audio_path}: {rate} Hz, the refiner trains at {SAMPLE_RATE} Hz")
-        clips.append(Clip(np.load(frames_path), audio.astype(np.float32)))
+        clips.append(Clip(clip_frames, audio.astype(np.float32)))
     return clips[cfg.val_clips :], clips[: cfg.val_clips]
+
+
+def teacher_forced_frames(model_dir: str, voice: str) -> Callable[[dict], np.ndarray]:
+    """A function from a manifest record to the frames the TTS model in `model_dir` predicts for it in `voice`,
+    its phonemes held for the durations aligned to the clip's audio: (T, FRAME_DIM) on the audio's timeline."""
+    from sonare.tts import load_default
+    from sonare.tts.adapt import adapt_frames
+    from sonare.tts.dataset import token_ids_and_durations
+
+    tts = load_default(model_dir)
+    if voice not in tts.voices:
+        raise SystemExit(f"{model_dir} has no voice {voice!r}")
+    d = tts.model.cfg.d_speaker
+    speaker, adaptation = tts.voices[voice][None, :d], tts.voices[voice][None, d:]
+
+    @torch.no_grad()
+    def predict(rec: dict) -> np.ndarray:
+        ids, durations = token_ids_and_durations(rec["phonemes"], rec["phones"], rec["duration"])
+        h = tts.model.encode(torch.from_numpy(ids)[None], speaker)
+        out = tts.model.decode_aligned(h, speaker, torch.from_numpy(durations)[None], int(durations.sum()))
+        return adapt_frames(tts.model.denormalize(out), adaptation)[0].numpy()
+
+    return predict
 
 
 def sample_batch(clips: list[Clip], cfg: RefinerTrainConfig, rng: random.Random) -> tuple[Tensor, Tensor]:

@@ -135,11 +135,15 @@ class TTSModel(nn.Module):
         normalised frames (B, T, frame_dim))."""
         speaker = self.speakers(speaker_ids)
         h = self.encode(ids, speaker)
-        log_dur = self.durations(h)
+        return self.durations(h), self.decode_aligned(h, speaker, durations, n_frames)
+
+    def decode_aligned(self, h: Tensor, speaker: Tensor, durations: Tensor, n_frames: int) -> Tensor:
+        """Encoder outputs h (B, N, d_text) held for the given durations (B, N), decoded with speaker vectors
+        (B, d_speaker) -> normalised frames (B, n_frames, frame_dim)."""
         index, feats = position_features(durations, n_frames)
         cond = torch.cat([torch.gather(h, 1, index[..., None].expand(-1, -1, h.shape[-1])), feats], dim=-1)
         frames, _ = self.decoder(cond, speaker)
-        return log_dur, frames
+        return frames
 
     def denormalize(self, frames: Tensor) -> Tensor:
         """Model outputs -> acoustic frames. Channel 1 (voicing) is a logit, trained with cross-entropy."""
