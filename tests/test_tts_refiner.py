@@ -91,13 +91,17 @@ def test_recipe_trains_resumes_and_exports_only_a_refiner_that_beats_the_vocoder
         warm_frames=4,
         steps=2,
         val_every=2,
+        adversarial_from=3,  # the last two steps train with the discriminators
         threads=1,
     )
     best = train(cfg, progress=False)
+    before = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["discriminators"]
     cfg.steps = 4  # rerunning continues from the checkpoint instead of starting over
     train(cfg, progress=False)
     log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
     assert [r["step"] for r in log if "val_dnsmos" in r] == [2, 4]
+    after = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["discriminators"]
+    assert any(not torch.equal(before[k], after[k]) for k in before)  # they trained from step 3 on
 
     # export follows the validation verdict of the best step
     ckpt = torch.load(best, weights_only=False)

@@ -1,12 +1,13 @@
 """The vocoder refiner's training recipe: `sonare train refiner --config configs/refiner-default.yaml`.
 
-The refiner (`sonare.tts.refiner.VocoderRefiner`) is trained after the harmonic-plus-noise vocoder, which renders
-acoustic frames measured from the teacher's audio, so that the refined audio matches the teacher's: a
-multi-resolution log-mel L1 loss, and optionally (`adversarial: true`) a GAN in the HiFi-GAN manner sized for
-CPU cores, whose discriminators judge 0.4 s excerpts of teacher against refined audio period by period
-(multi-period) and on spectrograms at three resolutions (multi-resolution), with least-squares adversarial and
-feature-matching losses. Resumable (an atomic checkpoint every few minutes); validation scores held-back clips
-with DNSMOS, the independent naturalness predictor, and keeps the best step.
+The refiner (`sonare.tts.refiner.VocoderRefiner`) runs after the harmonic-plus-noise vocoder, which renders
+acoustic frames of the teacher's clips (measured from its audio, or predicted by a TTS model under teacher
+forcing), and learns to make that audio match the teacher's: a multi-resolution log-mel L1 loss, and from step
+`adversarial_from` on (if set) a GAN in the HiFi-GAN manner sized for CPU cores, whose discriminators judge 0.4 s
+excerpts of teacher against refined audio period by period (multi-period) and on spectrograms at three
+resolutions (multi-resolution), with least-squares adversarial and feature-matching losses. Resumable (an atomic
+checkpoint every few minutes); validation scores held-back clips with DNSMOS, the independent naturalness
+predictor, and keeps the best step.
 """
 
 from __future__ import annotations
@@ -53,7 +54,9 @@ class RefinerTrainConfig:
     warm_frames: int = 8
     steps: int = 6000
     lr: float = 3e-4
-    adversarial: bool = True  # False: the mel loss alone (no discriminators; several times cheaper a step)
+    # The step from which the discriminators join the mel loss (None: never; the mel loss alone is about ten
+    # times cheaper a step). Starting from a mel-trained refiner spares the GAN its first, noisiest steps.
+    adversarial_from: int | None = None
     mel_weight: float = 45.0
     feature_weight: float = 2.0
     val_every: int = 500
@@ -203,6 +206,16 @@ class MultiResolutionMel(nn.Module):
         return loss / len(MEL_RESOLUTIONS)
 
 
+def layer_outputs(convs: nn.ModuleList, post: nn.Module, x: Tensor) -> list[Tensor]:
+    """A discriminator's activations layer by layer (for feature matching), its verdict last."""
+    features = []
+    for conv in convs:
+        x = F.leaky_relu(conv(x), 0.1)
+        features.append(x)
+    features.append(post(x))
+    return features
+
+
 class PeriodDiscriminator(nn.Module):
     """Judges the waveform folded into rows of `period` samples: periodic structure such as pitch pulses."""
 
@@ -220,12 +233,7 @@ class PeriodDiscriminator(nn.Module):
     def forward(self, x: Tensor) -> list[Tensor]:
         b, t = x.shape
         x = F.pad(x, (0, (-t) % self.period), mode="reflect").view(b, 1, -1, self.period)
-        features = []
-        for conv in self.convs:
-            x = F.leaky_relu(conv(x), 0.1)
-            features.append(x)
-        features.append(self.post(x))
-        return features
+        return layer_outputs(self.convs, self.post, x)
 
 
 class ResolutionDiscriminator(nn.Module):
@@ -249,12 +257,7 @@ class ResolutionDiscriminator(nn.Module):
     def forward(self, x: Tensor) -> list[Tensor]:
         spec = torch.stft(x, self.n_fft, self.n_fft // 4, window=self.window, return_complex=True).abs()
         x = torch.log(spec + 1e-5).transpose(1, 2)[:, None]  # (B, 1, frames, bins)
-        features = []
-        for conv in self.convs:
-            x = F.leaky_relu(conv(x), 0.1)
-            features.append(x)
-        features.append(self.post(x))
-        return features
+        return layer_outputs(self.convs, self.post, x)
 
 
 class Discriminators(nn.Module):
@@ -357,7 +360,7 @@ def train(cfg: RefinerTrainConfig, progress: bool = True) -> Path:
         mel = mel_loss(fake, real)
         parts = {"mel": mel.item()}
         g_loss = cfg.mel_weight * mel
-        if cfg.adversarial:
+        if cfg.adversarial_from is not None and step >= cfg.adversarial_from:
             d_loss = discriminator_loss(discriminators(real), discriminators(fake.detach()))
             opt_d.zero_grad(set_to_none=True)
             d_loss.backward()
