@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     lm.add_argument("--config", required=True, help="recipe YAML, e.g. configs/lm-default.yaml")
     lm.add_argument("--export", metavar="DIR", default="sonare/assets/stt", help="the STT model directory")
     lm.set_defaults(handler=_train_lm)
-    refiner = which.add_parser("refiner", help="the neural refiner after the TTS vocoder (a GAN)")
+    refiner = which.add_parser("refiner", help="the neural refiner after the TTS vocoder")
     refiner.add_argument("--config", required=True, help="recipe YAML, e.g. configs/refiner-default.yaml")
     refiner.add_argument("--export", metavar="DIR", help="after training, write refiner.safetensors here")
     refiner.add_argument("--export-only", action="store_true", help="export the best checkpoint without training")
