@@ -55,7 +55,7 @@ class RefinerTrainConfig:
     steps: int = 6000
     lr: float = 3e-4
     # The step from which the discriminators join the mel loss (None: never; the mel loss alone is about ten
-    # times cheaper a step). Starting from a mel-trained refiner spares the GAN its first, noisiest steps.
+    # times cheaper a step), so the GAN can start from a refiner that already follows the teacher's spectrum.
     adversarial_from: int | None = None
     mel_weight: float = 45.0
     feature_weight: float = 2.0
