@@ -16,7 +16,8 @@ The output layer starts at zero, so an untrained refiner reproduces the vocoder 
 one hop behind the vocoder's: the hop [(j-2)·HOP, (j-1)·HOP) of the frames' timeline.
 
 Shapes: frames (B, F, FRAME_DIM), vocoder PCM (B, F·HOP) -> PCM (B, F·HOP). State per stream, all fixed size:
-the vocoder's previous hop (HOP), the grain tail still to overlap (HOP), and each block's last KERNEL-1 inputs.
+the vocoder's previous hop (HOP), the grain tail still to overlap (HOP), the last frame (FRAME_DIM, to close
+the stream with) and each block's last KERNEL-1 inputs.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ class VocoderRefiner(nn.Module):
         return dict(dim=self.dim, layers=self.layers, kernel=self.kernel, points=self.points, phase=self.phase)
 
     def state_shapes(self) -> dict[str, tuple[int, ...]]:
-        shapes: dict[str, tuple[int, ...]] = {"previous": (HOP,), "tail": (HOP,)}
+        shapes: dict[str, tuple[int, ...]] = {"previous": (HOP,), "tail": (HOP,), "frame": (FRAME_DIM,)}
         for i in range(self.layers):
             shapes[f"conv{i}"] = (self.kernel - 1, self.dim)
         return shapes
@@ -114,7 +115,7 @@ class VocoderRefiner(nn.Module):
         valid = lengths > 0
         # a row's history is the KERNEL-1 block inputs up to and including its last valid frame
         window = lengths[:, None] + torch.arange(self.kernel - 1)  # (B, KERNEL-1) into the padded inputs
-        updates = {"previous": hops[rows, last], "tail": out[rows, last, HOP:]}
+        updates = {"previous": hops[rows, last], "tail": out[rows, last, HOP:], "frame": frames[rows, last]}
         for i, padded in enumerate(padded_inputs):
             updates[f"conv{i}"] = padded[rows[:, None], window]
         next_state = BatchState(
@@ -140,8 +141,16 @@ class RefinedVocoder:
         return refined, BatchState.merge({"hn": hn, "refiner": refiner})
 
     def pending(self, state: BatchState) -> Tensor:
-        """(B, HOP): the audio still owed after the last frame (the last grain's second half)."""
-        return state["refiner.tail"]
+        """(B, 2·HOP): the audio still owed after the last frame. The vocoder still owes its last grain's second
+        half: two more refiner passes, over that half and then over silence (both with the last frame), complete
+        the hop the refiner has only half overlapped and then that last half."""
+        frame, refiner = state["refiner.frame"][:, None], state.part("refiner")
+        owed = self.vocoder.pending(state.part("hn"))
+        out = []
+        for pcm in (owed, torch.zeros_like(owed)):
+            audio, refiner = self.refiner(frame, pcm, refiner)
+            out.append(audio)
+        return torch.cat(out, dim=1)
 
 
 def load_refined_vocoder(path: str | os.PathLike) -> RefinedVocoder:
