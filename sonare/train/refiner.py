@@ -63,6 +63,7 @@ class RefinerTrainConfig:
     checkpoint_minutes: float = 4.0
     threads: int = 2
     seed: int = 0
+    device: str = "cpu"  # where the refiner and discriminators train ("cuda" on a GPU)
 
     @classmethod
     def load(cls, path: str) -> RefinerTrainConfig:
@@ -168,13 +169,15 @@ def sample_batch(clips: list[Clip], cfg: RefinerTrainConfig, rng: random.Random)
 def render(
     refiner: VocoderRefiner, vocoder: HarmonicNoiseVocoder, frames: Tensor, generator: torch.Generator
 ) -> Tensor:
-    """Frames (B, F, FRAME_DIM) through the vocoder (random starting phase) and the refiner -> (B, F·HOP)."""
+    """Frames (B, F, FRAME_DIM) on the CPU through the vocoder there (random starting phase) and the refiner on its
+    device -> (B, F·HOP) on that device."""
     state = vocoder.new_state(frames.shape[0])
     phase = torch.rand(frames.shape[0], 1, generator=generator) * 2 * torch.pi
     state = BatchState({**dict(state.items()), "phase": phase})
     with torch.no_grad():
         pcm, _ = vocoder.run(frames, state)
-    refined, _ = refiner(frames, pcm, refiner.new_state(frames.shape[0]))
+    device = refiner.window.device
+    refined, _ = refiner(frames.to(device), pcm.to(device), refiner.new_state(frames.shape[0]))
     return refined
 
 
@@ -298,9 +301,10 @@ def validate(refiner: VocoderRefiner, vocoder: HarmonicNoiseVocoder, clips: list
         for clip in clips:
             frames = torch.from_numpy(clip.frames)[None]
             pcm, _ = vocoder.run(frames, vocoder.new_state(1))
-            refined, _ = refiner(frames, pcm, refiner.new_state(1))
+            device = refiner.window.device
+            refined, _ = refiner(frames.to(device), pcm.to(device), refiner.new_state(1))
             scores["vocoder"].append(dnsmos(pcm[0].numpy(), SAMPLE_RATE).ovrl)
-            scores["refined"].append(dnsmos(refined[0].numpy(), SAMPLE_RATE).ovrl)
+            scores["refined"].append(dnsmos(refined[0].cpu().numpy(), SAMPLE_RATE).ovrl)
     refiner.train()
     return {k: round(float(np.mean(v)), 4) for k, v in scores.items()}
 
@@ -317,13 +321,15 @@ def train(cfg: RefinerTrainConfig, progress: bool = True) -> Path:
 
     torch.manual_seed(cfg.seed)
     refiner, discriminators, mel_loss = VocoderRefiner(**cfg.model), Discriminators(), MultiResolutionMel()
-    vocoder = HarmonicNoiseVocoder()
+    vocoder = HarmonicNoiseVocoder()  # stays on the CPU: it has no weights, and renders under no_grad
+    for module in (refiner, discriminators, mel_loss):
+        module.to(cfg.device)
     opt_g = torch.optim.AdamW(refiner.parameters(), lr=cfg.lr, betas=(0.8, 0.99))
     opt_d = torch.optim.AdamW(discriminators.parameters(), lr=cfg.lr, betas=(0.8, 0.99))
     step, best = 0, None
     ckpt_path = run / "checkpoint.pt"
     if ckpt_path.exists():
-        ckpt = torch.load(ckpt_path, weights_only=False)
+        ckpt = torch.load(ckpt_path, map_location=cfg.device, weights_only=False)
         refiner.load_state_dict(ckpt["refiner"])
         discriminators.load_state_dict(ckpt["discriminators"])
         opt_g.load_state_dict(ckpt["opt_g"])
@@ -355,6 +361,7 @@ def train(cfg: RefinerTrainConfig, progress: bool = True) -> Path:
     last_save = time.time()
     while step < cfg.steps:
         frames, real = sample_batch(train_clips, cfg, rng)
+        real = real.to(cfg.device)
         fake = render(refiner, vocoder, frames, generator)[:, cfg.warm_frames * HOP :]
 
         mel = mel_loss(fake, real)
@@ -404,7 +411,7 @@ def export(cfg: RefinerTrainConfig, out_dir: str) -> Path:
     beat the vocoder alone on validation."""
     from safetensors.torch import save_file
 
-    ckpt = torch.load(Path(cfg.run_dir) / "best.pt", weights_only=False)
+    ckpt = torch.load(Path(cfg.run_dir) / "best.pt", map_location="cpu", weights_only=False)
     scores = ckpt["scores"]
     if scores["refined"] <= scores["vocoder"]:
         # shipping it would make every voice sound worse than the vocoder alone

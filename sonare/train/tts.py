@@ -7,6 +7,7 @@ metrics written as it trains. `--export` writes the shipped artefacts: safetenso
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import random
@@ -47,6 +48,7 @@ class TTSTrainConfig:
     threads: int = 2
     workers: int = 2
     seed: int = 0
+    device: str = "cpu"  # where the training steps run ("cuda" on a GPU); validation audio is made on the CPU
     # Built-in voices to export: id -> {speaker (a corpus speaker), name, description, gender, language, and
     # optionally transform: {pitch_semitones, pitch_range, formant_ratio} applied to that speaker}
     voices: dict = field(default_factory=dict)
@@ -153,7 +155,7 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
     ckpt_path = run / "checkpoint.pt"
     start = ckpt_path if ckpt_path.exists() else Path(cfg.resume_from) if cfg.resume_from else None
     if start is not None and start.exists():
-        ckpt = torch.load(start, weights_only=False)
+        ckpt = torch.load(start, map_location="cpu", weights_only=False)
         speakers = _extend_speakers(ckpt["speakers"], examples, ckpt["model_config"]["n_speakers"])
         model = TTSModel(TTSConfig(**ckpt["model_config"]))
         model.load_state_dict(ckpt["model"])
@@ -165,6 +167,7 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
         model.frame_mean, model.frame_std = frame_statistics(train_set)
         ckpt, step = None, 0
     train_set = [e for e in train_set if e.speaker in speakers]
+    model.to(cfg.device)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     if ckpt is not None and "optimizer" in ckpt:
         opt.load_state_dict(ckpt["optimizer"])
@@ -180,7 +183,7 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
     while step < cfg.steps:
         if not batches:
             batches = make_batches(train_set, cfg.batch_frames, rng)
-        batch = collate(batches.pop(), speakers)
+        batch = {k: v.to(cfg.device) for k, v in collate(batches.pop(), speakers).items()}
         lr = warmup_cosine(step, cfg.lr, cfg.warmup, cfg.steps, floor=0.05)
         for group in opt.param_groups:
             group["lr"] = lr
@@ -230,10 +233,12 @@ def validate(
     model.eval()
     totals: dict[str, float] = {}
     for i in range(0, len(val_set), 8):
-        parts = losses(model, collate(val_set[i : i + 8], speakers), cfg)
+        batch = {k: v.to(cfg.device) for k, v in collate(val_set[i : i + 8], speakers).items()}
+        parts = losses(model, batch, cfg)
         for k, v in parts.items():
             totals[k] = totals.get(k, 0.0) + v.item() * len(val_set[i : i + 8])
     record = {"step": step, "validation": {k: round(v / max(1, len(val_set)), 5) for k, v in totals.items()}}
+    model = copy.deepcopy(model).cpu() if cfg.device != "cpu" else model  # the streaming path runs on the CPU
     unadapted = torch.from_numpy(identity())
     voices = {vid: torch.cat([emb, unadapted]) for vid, emb in _voice_table(model, speakers, cfg).items()}
     streaming = TTSStreamingModel(model, voices, cfg.default_voice or next(iter(voices)))
@@ -253,7 +258,7 @@ def _voice_table(model: TTSModel, speakers: dict[str, int], cfg: TTSTrainConfig)
 
 def save_slim_checkpoint(cfg: TTSTrainConfig, path: str | os.PathLike) -> Path:
     """The run's latest checkpoint without optimizer state (a quarter of the size), for `resume_from`."""
-    ckpt = torch.load(Path(cfg.run_dir) / "checkpoint.pt", weights_only=False)
+    ckpt = torch.load(Path(cfg.run_dir) / "checkpoint.pt", map_location="cpu", weights_only=False)
     ckpt.pop("optimizer", None)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -265,7 +270,7 @@ def export(cfg: TTSTrainConfig, out_dir: str | os.PathLike) -> Path:
     """Write the shipped artefacts: `tts.safetensors` (weights + config in metadata) and `voices.json`."""
     from safetensors.torch import save_file
 
-    ckpt = torch.load(Path(cfg.run_dir) / "checkpoint.pt", weights_only=False)
+    ckpt = torch.load(Path(cfg.run_dir) / "checkpoint.pt", map_location="cpu", weights_only=False)
     model = TTSModel(TTSConfig(**ckpt["model_config"]))
     model.load_state_dict(ckpt["model"])
     out = Path(out_dir)

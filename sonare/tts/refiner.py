@@ -84,7 +84,7 @@ class VocoderRefiner(nn.Module):
         return shapes
 
     def new_state(self, batch: int) -> BatchState:
-        return zeros_state(self.state_shapes(), batch, dtype=self.window.dtype)
+        return zeros_state(self.state_shapes(), batch, dtype=self.window.dtype, device=self.window.device)
 
     def forward(
         self, frames: Tensor, pcm: Tensor, state: BatchState, lengths: Tensor | None = None
@@ -110,11 +110,12 @@ class VocoderRefiner(nn.Module):
         tails = torch.cat([state["tail"][:, None], out[:, :-1, HOP:]], dim=1)
         audio = (tails + out[:, :, :HOP]).reshape(bsz, n * HOP)
 
-        lengths = torch.full((bsz,), n) if lengths is None else lengths
-        rows, last = torch.arange(bsz), (lengths - 1).clamp(min=0)
+        device = frames.device
+        lengths = torch.full((bsz,), n, device=device) if lengths is None else lengths.to(device)
+        rows, last = torch.arange(bsz, device=device), (lengths - 1).clamp(min=0)
         valid = lengths > 0
         # a row's history is the KERNEL-1 block inputs up to and including its last valid frame
-        window = lengths[:, None] + torch.arange(self.kernel - 1)  # (B, KERNEL-1) into the padded inputs
+        window = lengths[:, None] + torch.arange(self.kernel - 1, device=device)  # (B, KERNEL-1) into padded inputs
         updates = {"previous": hops[rows, last], "tail": out[rows, last, HOP:], "frame": frames[rows, last]}
         for i, padded in enumerate(padded_inputs):
             updates[f"conv{i}"] = padded[rows[:, None], window]
