@@ -22,3 +22,8 @@ def save_atomic(obj: dict, path: Path) -> None:
     tmp = path.with_suffix(".tmp")
     torch.save(obj, tmp)
     os.replace(tmp, path)
+
+
+def to_device(batch: dict[str, torch.Tensor], device: str) -> dict[str, torch.Tensor]:
+    """A collated batch's tensors on the training device."""
+    return {k: v.to(device) for k, v in batch.items()}

@@ -32,7 +32,7 @@ import yaml
 from sonare.audio.features import warp_log_mel
 from sonare.stt.dataset import Utterance, load_source
 from sonare.stt.model import SUBSAMPLING, TURN_END, TURN_SPEECH, STTConfig, STTModel
-from sonare.train.common import save_atomic, warmup_cosine
+from sonare.train.common import save_atomic, to_device, warmup_cosine
 
 IGNORE = -100  # frame without a phoneme label
 EAGER_FALSE_CUTOFF = 0.2  # an eager end is a speculative hint: it may be wrong more often than an end
@@ -73,6 +73,7 @@ class STTTrainConfig:
     max_false_cutoff: float = 0.05
     threads: int = 1
     seed: int = 0
+    device: str = "cpu"  # where the training steps and validation passes run ("cuda" on a GPU)
 
     @staticmethod
     def load(path: str | os.PathLike) -> STTTrainConfig:
@@ -114,7 +115,7 @@ def collate(
             crops.append((start, start + limit))
     lengths = torch.tensor([b - a for a, b in crops])
     t = int(lengths.max()) * SUBSAMPLING
-    mean = model.feat_mean.numpy()
+    mean = model.feat_mean.cpu().numpy()
     mel = np.broadcast_to(mean, (len(batch), t, mean.size)).copy()
     speech = torch.full((len(batch), t // SUBSAMPLING), math.nan)
     end = torch.full((len(batch), t // SUBSAMPLING), math.nan)
@@ -171,7 +172,7 @@ def losses(
         ctc = F.ctc_loss(logp, batch["targets"], ctc_lengths, batch["target_lengths"][has_text], zero_infinity=True)
     else:
         ctc = ctc_logits.sum() * 0.0
-    valid = torch.arange(turn_logits.shape[1])[None, :] < batch["lengths"][:, None]
+    valid = torch.arange(turn_logits.shape[1], device=turn_logits.device)[None, :] < batch["lengths"][:, None]
     end = _masked_bce(turn_logits[..., TURN_END], batch["end"], valid)
     speech = _masked_bce(turn_logits[..., TURN_SPEECH], batch["speech"], valid)
     # Padding frames carry IGNORE already; a batch without any alignment contributes nothing.
@@ -242,7 +243,7 @@ def initial_weights(source: str, model_overrides: dict) -> tuple[STTModel, dict 
     if Path(source).is_dir():
         start, phone_head = load_from(source, language_model=False).model, None
     else:
-        saved = torch.load(source, weights_only=False)
+        saved = torch.load(source, map_location="cpu", weights_only=False)
         start, phone_head = STTModel(STTConfig(**saved["model_config"])), saved.get("phone_head")
         start.load_state_dict(saved["model"])
     n_layers = model_overrides.get("n_layers", start.cfg.n_layers)
@@ -282,7 +283,7 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
     from sonare.text.inventory import vocab_size
 
     ckpt_path = run / "checkpoint.pt"
-    ckpt = torch.load(ckpt_path, weights_only=False) if ckpt_path.exists() else None
+    ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=False) if ckpt_path.exists() else None
     torch.manual_seed(cfg.seed)
     if ckpt is not None:
         model = STTModel(STTConfig(**ckpt["model_config"]))
@@ -300,6 +301,8 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
     if head_state is not None:
         # A continued run keeps its trained phoneme head: a fresh one would pull the encoder off course at first.
         phone_head.load_state_dict(head_state)
+    model.to(cfg.device)
+    phone_head.to(cfg.device)
     params = list(model.parameters()) + list(phone_head.parameters())
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     if ckpt is not None:
@@ -324,7 +327,7 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
     while step < cfg.steps:
         if not batches:
             batches = make_batches(train_set, cfg.batch_frames, cfg.max_frames, py_rng)
-        batch = collate([train_set[i] for i in batches.pop()], model, cfg, np_rng)
+        batch = to_device(collate([train_set[i] for i in batches.pop()], model, cfg, np_rng), cfg.device)
         for group in opt.param_groups:
             group["lr"] = warmup_cosine(step, cfg.lr, cfg.warmup, cfg.steps, floor=0.02)
         parts = losses(model, phone_head, batch, cfg)
@@ -375,8 +378,8 @@ def model_outputs(model: STTModel, items: list[Utterance], cfg: STTTrainConfig):
     for chunk in range(0, len(order), 16):
         idx = order[chunk : chunk + 16]
         batch = collate([items[i] for i in idx], model, cfg, None)
-        ctc, turn, _ = model(batch["mel"], lengths=batch["lengths"])
-        logp, probs = torch.log_softmax(ctc, -1), torch.sigmoid(turn)
+        ctc, turn, _ = model(batch["mel"].to(cfg.device), lengths=batch["lengths"].to(cfg.device))
+        logp, probs = torch.log_softmax(ctc, -1).cpu(), torch.sigmoid(turn).cpu()
         for r, i in enumerate(idx):
             n = int(batch["lengths"][r])
             results[i] = (logp[r, : n * model.cfg.ctc_per_frame].numpy(), probs[r, :n].numpy())
@@ -445,7 +448,8 @@ def export(cfg: STTTrainConfig, out_dir: str | os.PathLike) -> Path:
     from sonare.stt.turns import EAGER_THRESHOLD, END_THRESHOLD
 
     run = Path(cfg.run_dir)
-    ckpt = torch.load(run / "best.pt" if (run / "best.pt").exists() else run / "checkpoint.pt", weights_only=False)
+    best_or_last = run / "best.pt" if (run / "best.pt").exists() else run / "checkpoint.pt"
+    ckpt = torch.load(best_or_last, map_location="cpu", weights_only=False)
     best = ckpt.get("best") or {}
     model = STTModel(STTConfig(**ckpt["model_config"]))
     model.load_state_dict(ckpt["model"])

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 import yaml
 
-from sonare.train.common import save_atomic, warmup_cosine
+from sonare.train.common import save_atomic, to_device, warmup_cosine
 from sonare.tts.adapt import from_transform, identity
 from sonare.tts.dataset import Example, load_examples, load_frames
 from sonare.tts.model import TTSConfig, TTSModel
@@ -183,7 +183,7 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
     while step < cfg.steps:
         if not batches:
             batches = make_batches(train_set, cfg.batch_frames, rng)
-        batch = {k: v.to(cfg.device) for k, v in collate(batches.pop(), speakers).items()}
+        batch = to_device(collate(batches.pop(), speakers), cfg.device)
         lr = warmup_cosine(step, cfg.lr, cfg.warmup, cfg.steps, floor=0.05)
         for group in opt.param_groups:
             group["lr"] = lr
@@ -233,7 +233,7 @@ def validate(
     model.eval()
     totals: dict[str, float] = {}
     for i in range(0, len(val_set), 8):
-        batch = {k: v.to(cfg.device) for k, v in collate(val_set[i : i + 8], speakers).items()}
+        batch = to_device(collate(val_set[i : i + 8], speakers), cfg.device)
         parts = losses(model, batch, cfg)
         for k, v in parts.items():
             totals[k] = totals.get(k, 0.0) + v.item() * len(val_set[i : i + 8])
