@@ -39,7 +39,7 @@ OUTPUT_LAG = 2 * HOP
 @dataclass
 class RefinerTrainConfig:
     manifests: list[str]
-    frames_dir: str  # the cache of analysed frames, shared with the TTS recipe (see sonare.tts.dataset)
+    frames_dir: str  # the cache of analysed frames, shared with the TTS recipe (unused with `tts_model`)
     run_dir: str = "runs/refiner"
     speaker: str = "piper:joe"  # train on this speaker's untransformed clips
     # A TTS model directory: train on the frames it predicts for `voice` given each clip's phonemes and durations
@@ -92,8 +92,6 @@ def load_clips(cfg: RefinerTrainConfig, progress: bool = True) -> tuple[list[Cli
     from sonare.data.manifest import read_manifest
     from sonare.tts.dataset import analyze_to_cache, frames_cache_path
 
-    cache = Path(cfg.frames_dir)
-    cache.mkdir(parents=True, exist_ok=True)
     chosen = []
     for manifest in cfg.manifests:
         root = Path(manifest).parent
@@ -108,6 +106,8 @@ def load_clips(cfg: RefinerTrainConfig, progress: bool = True) -> tuple[list[Cli
         predict = teacher_forced_frames(cfg.tts_model, cfg.voice)
         frames = [predict(rec) for *_, rec in tqdm(chosen, desc="teacher-forced frames", disable=not progress)]
     else:
+        cache = Path(cfg.frames_dir)
+        cache.mkdir(parents=True, exist_ok=True)
         audio_paths = [audio for _, _, audio, _ in chosen]
         paths = [frames_cache_path(cache, audio) for audio in audio_paths]
         todo = [(str(a), str(p)) for a, p in zip(audio_paths, paths, strict=True) if not p.exists()]

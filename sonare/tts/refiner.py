@@ -9,7 +9,8 @@ learns a correction from the teacher's audio (`sonare.train.refiner`). Per frame
   2. reads log|X_j| together with the frame itself through a stack of causal ConvNeXt blocks (no look-ahead),
   3. multiplies X_j by a complex gain exp(Δm + iΔφ) per bin, interpolated from `points` values evenly spaced
      in frequency: a gain that is smooth across bins is a short filter, so the circular convolution it makes
-     of the grain does not wrap audible echoes around it (per-bin gains lowered DNSMOS when trained), and
+     of the grain does not wrap audible echoes around it (per-bin gains lowered DNSMOS when trained; so did
+     correcting the magnitude alone), and
   4. overlap-adds the inverse transform with the same window (the windows' squares sum to one).
 
 The output layer starts at zero, so an untrained refiner reproduces the vocoder exactly. Output for frame j is
@@ -53,29 +54,30 @@ class CausalConvNeXtBlock(nn.Module):
 
 
 class VocoderRefiner(nn.Module):
-    def __init__(self, dim: int = 256, layers: int = 4, kernel: int = 7, points: int = 32, phase: bool = True):
+    def __init__(self, dim: int = 256, layers: int = 4, kernel: int = 7, points: int = 32):
         super().__init__()
-        self.dim, self.layers, self.kernel, self.points, self.phase = dim, layers, kernel, points, phase
-        # gains at `points` evenly spaced bins, linearly interpolated between: a smooth gain is a short filter
+        if not 2 <= points <= BINS:
+            raise ValueError(f"points must be between 2 and {BINS}")
+        self.dim, self.layers, self.kernel, self.points = dim, layers, kernel, points
+        # (points, BINS): linear interpolation from `points` evenly spaced bins to all of them
         idx = torch.linspace(0, points - 1, BINS)
-        lo = idx.floor().long().clamp(max=points - 2) if points > 1 else torch.zeros(BINS, dtype=torch.long)
+        lo = idx.floor().long().clamp(max=points - 2)
         frac = idx - lo
         interp = torch.zeros(points, BINS)
         interp[lo, torch.arange(BINS)] = 1 - frac
-        if points > 1:
-            interp[lo + 1, torch.arange(BINS)] += frac
+        interp[lo + 1, torch.arange(BINS)] += frac
         self.register_buffer("interp", interp, persistent=False)
         self.inp = nn.Linear(BINS + FRAME_DIM, dim)
         self.inp_norm = nn.LayerNorm(dim)
         self.blocks = nn.ModuleList(CausalConvNeXtBlock(dim, kernel) for _ in range(layers))
         self.out_norm = nn.LayerNorm(dim)
-        self.out = nn.Linear(dim, (2 if phase else 1) * points)
+        self.out = nn.Linear(dim, 2 * points)  # Δm and Δφ at the points
         nn.init.zeros_(self.out.weight)
         nn.init.zeros_(self.out.bias)
         self.register_buffer("window", torch.hann_window(2 * HOP, periodic=True).sqrt(), persistent=False)
 
-    def config(self) -> dict[str, int | bool]:
-        return dict(dim=self.dim, layers=self.layers, kernel=self.kernel, points=self.points, phase=self.phase)
+    def config(self) -> dict[str, int]:
+        return {"dim": self.dim, "layers": self.layers, "kernel": self.kernel, "points": self.points}
 
     def state_shapes(self) -> dict[str, tuple[int, ...]]:
         shapes: dict[str, tuple[int, ...]] = {"previous": (HOP,), "tail": (HOP,), "frame": (FRAME_DIM,)}
@@ -102,8 +104,8 @@ class VocoderRefiner(nn.Module):
         for i, block in enumerate(self.blocks):
             padded_inputs.append(torch.cat([state[f"conv{i}"], x], dim=1))  # (B, KERNEL-1+F, D)
             x = block(x, state[f"conv{i}"])
-        gains = self.out(self.out_norm(x)) @ torch.block_diag(*[self.interp] * (2 if self.phase else 1))
-        delta_mag, delta_phase = gains.split(BINS, dim=-1) if self.phase else (gains, torch.zeros_like(gains))
+        gains = self.out(self.out_norm(x)).unflatten(-1, (2, self.points)) @ self.interp  # (B, F, 2, BINS)
+        delta_mag, delta_phase = gains.unbind(dim=-2)
         refined = spectra * torch.polar(torch.exp(delta_mag.clamp(max=4.0)), delta_phase)
         out = torch.fft.irfft(refined, n=2 * HOP) * self.window  # (B, F, 2·HOP)
 

@@ -383,7 +383,8 @@ class TTSStreamingModel:
             if mark.flush_id is not None:
                 events.append(FlushDone(mark.flush_id))
             else:
-                self._emit(s, self.vocoder.pending(voc)[row].numpy(), events)
+                owed = self.vocoder.pending(voc.gather(torch.tensor([row])))  # this row only: it may run a model
+                self._emit(s, owed[0].numpy(), events)
                 s.ended = True
 
     # -- offline use -------------------------------------------------------------------------------------
