@@ -5,6 +5,7 @@ harmonic-plus-noise vocoder (`sonare.tts.vocoder`). Rendering the frames measure
 (perfect frames) gives the best the model could ever sound through that vocoder; WORLD's own synthesis of the
 same analysis is the reference parametric vocoder. The last row keeps the teacher's STFT magnitudes and takes
 only the phase from our vocoder: the best a post-filter that corrects magnitudes (and not phase) could reach.
+The shipped model speaking the same sentences (its own durations and frames) is measured in the same run.
 
     python benchmarks/vocoder_ceiling.py [--sentences 12]
 
@@ -50,11 +51,14 @@ def main() -> None:
     from sonare.data.teachers import get_teacher
     from sonare.eval.mos import dnsmos
     from sonare.text import generate_sentences
+    from sonare.tts import load_default
     from sonare.tts.acoustic import SAMPLE_RATE, analyze
+    from sonare.tts.messages import SynthesisOptions, VoiceSpec
     from sonare.tts.vocoder import HarmonicNoiseVocoder
 
     teacher = get_teacher("piper")
     vocoder = HarmonicNoiseVocoder()
+    model = load_default()
     scores: dict[str, list[dict[str, float]]] = {}
     for text in generate_sentences(args.sentences, seed=3, split="heldout"):
         audio = teacher.synthesize(text, "joe").audio
@@ -65,6 +69,7 @@ def main() -> None:
             "WORLD synthesis of its analysis": _world_resynthesis(audio),
             "Sonare vocoder, perfect frames": ours,
             "teacher magnitude + Sonare phase": _teacher_magnitude_our_phase(audio, ours),
+            "Sonare model joe, its own frames": model.synthesize(text, SynthesisOptions(VoiceSpec("joe")))[0],
         }
         for name, signal in renderings.items():
             scores.setdefault(name, []).append(dnsmos(signal, SAMPLE_RATE).as_dict())
