@@ -15,6 +15,7 @@ import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -22,9 +23,12 @@ import torch.nn.functional as F
 import yaml
 
 from sonare.train.common import save_atomic, to_device, warmup_cosine
-from sonare.tts.adapt import from_transform, identity
+from sonare.tts.adapt import calibration, compose_pitch, from_transform, identity
 from sonare.tts.dataset import Example, load_examples, load_frames
 from sonare.tts.model import TTSConfig, TTSModel
+
+if TYPE_CHECKING:
+    from sonare.voices.encoder import VoiceProfile
 
 
 @dataclass
@@ -278,32 +282,56 @@ def export(cfg: TTSTrainConfig, out_dir: str | os.PathLike) -> Path:
     tensors = {k: v.contiguous() for k, v in model.state_dict().items() if not k.startswith("speakers.")}
     metadata = {"config": json.dumps(model.cfg.to_dict()), "step": str(ckpt["step"])}
     save_file(tensors, out / "tts.safetensors", metadata=metadata)
-    voices = _shipped_voices(cfg, _voice_table(model, ckpt["speakers"], cfg))
+    voices = _shipped_voices(cfg, model, _voice_table(model, ckpt["speakers"], cfg))
     (out / "voices.json").write_text(json.dumps({"default": cfg.default_voice or voices[0]["id"], "voices": voices}))
     return out
 
 
-def _shipped_voices(cfg: TTSTrainConfig, table: dict[str, torch.Tensor]) -> list[dict]:
+def _shipped_voices(cfg: TTSTrainConfig, model: TTSModel, table: dict[str, torch.Tensor]) -> list[dict]:
     """voices.json entries: each voice's embedding (speaker vector + adaptation) and metadata.
 
-    A voice with a `transform` is its speaker adapted by that transform (`sonare.tts.adapt.from_transform`),
-    so derived voices reuse the speaker with the most training data; a voice without one is its speaker as
-    trained, with its profile measured on its teacher audio (what cloning adapts from)."""
-    from sonare.voices.encoder import corpus_profile
+    A voice without a `transform` is its speaker as trained, its pitch calibrated to its teacher's (`_calibrated`),
+    with its profile measured on its teacher audio (what cloning adapts from). A voice with a `transform` is that
+    calibrated speaker adapted by the transform (`sonare.tts.adapt.from_transform`), so derived voices reuse the
+    speaker with the most training data."""
+    from sonare.voices.encoder import corpus_profile, teacher_clips
 
-    profiles = {}
+    profiles, calibrations = {}, {}
     voices = []
     for vid, emb in table.items():
         meta = cfg.voices.get(vid, {"name": vid, "description": "", "gender": "", "language": "en", "speaker": vid})
         speaker = meta.get("speaker", vid)
         if speaker not in profiles:
-            profiles[speaker] = corpus_profile(cfg.manifests, speaker)
+            clips = teacher_clips(cfg.manifests, speaker)
+            profiles[speaker] = corpus_profile(clips)
+            calibrations[speaker] = _calibrated(model, emb, clips, profiles[speaker])
         entry = {"id": vid, **{k: v for k, v in meta.items() if k not in ("speaker", "transform")}}
+        adaptation = calibrations[speaker]
         if "transform" in meta:
-            adaptation = from_transform(profiles[speaker].median_lf0, **meta["transform"])
+            adaptation = compose_pitch(adaptation, from_transform(profiles[speaker].median_lf0, **meta["transform"]))
         else:
-            adaptation = identity()
             entry["profile"] = profiles[speaker].to_json()
         entry["embedding"] = np.concatenate([emb.numpy(), adaptation]).tolist()
         voices.append(entry)
     return voices
+
+
+def _calibrated(
+    model: TTSModel, speaker: torch.Tensor, clips: list[tuple[np.ndarray, int, str]], teacher: VoiceProfile
+) -> np.ndarray:
+    """The pitch calibration of a trained speaker (`sonare.tts.adapt.calibration`): the model speaks the texts of
+    its teacher's clips, and its profile is measured as the teacher's was. A model that does not yet speak well
+    enough to be measured (an early or smoke run) ships uncalibrated."""
+    from sonare.tts.messages import SynthesisOptions, VoiceSpec
+    from sonare.tts.stream import TTSStreamingModel
+    from sonare.voices.encoder import MAX_CLIP_SECONDS, CloneError, analyse
+
+    streaming = TTSStreamingModel(model, {"v": torch.cat([speaker, torch.from_numpy(identity())])}, "v")
+    options = SynthesisOptions(VoiceSpec("v"))
+    audio = np.concatenate([streaming.synthesize(text, options)[0] for _, _, text in clips])
+    try:
+        spoken = analyse(audio[: int(MAX_CLIP_SECONDS * streaming.sample_rate)], streaming.sample_rate)
+    except CloneError as e:
+        print(f"pitch not calibrated: the model's speech cannot be measured ({e})")
+        return identity()
+    return calibration(spoken.median_lf0, spoken.spread_lf0, teacher.median_lf0, teacher.spread_lf0)

@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 from sonare.tts.acoustic import ANALYSIS_FFT, N_ENV, SAMPLE_RATE, mel_points
-from sonare.tts.adapt import ADAPTATION_DIM, ENVELOPE, PIVOT, RANGE, SHIFT, WARP, warp_envelope
+from sonare.tts.adapt import ADAPTATION_DIM, ENVELOPE, PIVOT, RANGE, SHIFT, WARP, compose_pitch, warp_envelope
 from sonare.voices.profile_net import BANDWIDTH_HZ as NET_BANDWIDTH_HZ
 from sonare.voices.profile_net import FRAME_MS as ANALYSIS_PERIOD_MS
 from sonare.voices.profile_net import SAMPLE_RATE as NET_RATE
@@ -211,6 +211,7 @@ class SpeakerEncoder:
 
     def adapt(self, clip: VoiceProfile) -> np.ndarray:
         embedding, base = min(self.bases, key=lambda b: abs(b[1].median_lf0 - clip.median_lf0))
+        # Relative to the base voice as its teacher spoke (its profile); the base's calibration comes first.
         a = np.zeros(ADAPTATION_DIM, np.float32)
         a[PIVOT] = base.median_lf0
         a[SHIFT] = clip.median_lf0 - base.median_lf0
@@ -233,7 +234,7 @@ class SpeakerEncoder:
         a[ENVELOPE] = np.clip(np.where(heard_env, delta, 0.0), -ENVELOPE_LIMIT, ENVELOPE_LIMIT)
 
         d_speaker = len(embedding) - ADAPTATION_DIM
-        return np.concatenate([embedding[:d_speaker], a]).astype(np.float32)
+        return np.concatenate([embedding[:d_speaker], compose_pitch(embedding[d_speaker:], a)]).astype(np.float32)
 
 
 def _detrended(rows: np.ndarray) -> np.ndarray:
@@ -249,22 +250,28 @@ def _warped(envelope: np.ndarray, warps: np.ndarray) -> np.ndarray:
     return warp_envelope(env, torch.as_tensor(warps, dtype=torch.float64))[:, 0].numpy()
 
 
-def corpus_profile(manifests: Sequence[str], speaker: str, seconds: float = 30.0) -> VoiceProfile:
-    """A built-in voice's profile, measured on its teacher's audio in the training corpus: the speech the
-    model learned to reproduce, analysed exactly as a clip is."""
+def teacher_clips(manifests: Sequence[str], speaker: str, seconds: float = 30.0) -> list[tuple[np.ndarray, int, str]]:
+    """The first `seconds` of a speaker's untransformed audio in the corpus: (audio, sample rate, text) per clip."""
     from pathlib import Path
 
     from sonare.audio.io import load_audio
     from sonare.data.manifest import read_manifest
 
-    pieces, total, rate = [], 0.0, None
+    clips, total = [], 0.0
     for manifest in manifests:
         for record in read_manifest(manifest):
             if record["speaker"] != speaker or record.get("augment") or total >= seconds:
                 continue
             audio, rate = load_audio(Path(manifest).parent / record["audio"])
-            pieces.append(audio)
+            clips.append((audio, rate, record["text"]))
             total += len(audio) / rate
-    if not pieces:
+    if not clips:
         raise ValueError(f"no audio of speaker {speaker!r} in {list(manifests)}")
-    return analyse(np.concatenate(pieces)[: int(MAX_CLIP_SECONDS * rate)], rate)
+    return clips
+
+
+def corpus_profile(clips: Sequence[tuple[np.ndarray, int, str]]) -> VoiceProfile:
+    """A built-in voice's profile, measured on its teacher's audio in the training corpus (`teacher_clips`): the
+    speech the model learned to reproduce, analysed exactly as a clip is."""
+    rate = clips[0][1]
+    return analyse(np.concatenate([audio for audio, _, _ in clips])[: int(MAX_CLIP_SECONDS * rate)], rate)
