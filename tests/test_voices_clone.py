@@ -85,7 +85,7 @@ def test_the_formant_warp_of_a_transformed_base_voice_is_recovered(encoder, warp
     profile = dataclasses.replace(base, envelope=tuple(envelope + tilt), median_lf0=base.median_lf0 + 0.2)
     adaptation = encoder.adapt(profile)[-ADAPTATION_DIM:]
     assert adaptation[WARP] == pytest.approx(warp, abs=0.021)
-    # The pitch change follows the base voice's own calibration (`sonare.tts.adapt.calibration`).
+    # The pitch change follows the base voice's own calibration (`sonare.voices.encoder.calibration`).
     calibration = encoder.bases[0][0][-ADAPTATION_DIM:]
     assert adaptation[SHIFT] == pytest.approx(calibration[SHIFT] + 0.2, abs=1e-5)
     assert adaptation[RANGE] == pytest.approx(calibration[RANGE], abs=1e-5)

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 import yaml
 
 from sonare.train.common import save_atomic, to_device, warmup_cosine
-from sonare.tts.adapt import calibration, compose_pitch, from_transform, identity
+from sonare.tts.adapt import compose, from_transform, identity
 from sonare.tts.dataset import Example, load_examples, load_frames
 from sonare.tts.model import TTSConfig, TTSModel
 
@@ -290,7 +290,7 @@ def export(cfg: TTSTrainConfig, out_dir: str | os.PathLike) -> Path:
 def _shipped_voices(cfg: TTSTrainConfig, model: TTSModel, table: dict[str, torch.Tensor]) -> list[dict]:
     """voices.json entries: each voice's embedding (speaker vector + adaptation) and metadata.
 
-    A voice without a `transform` is its speaker as trained, its pitch calibrated to its teacher's (`_calibrated`),
+    A voice without a `transform` is its speaker as trained, calibrated to its teacher's profile (`_calibrated`),
     with its profile measured on its teacher audio (what cloning adapts from). A voice with a `transform` is that
     calibrated speaker adapted by the transform (`sonare.tts.adapt.from_transform`), so derived voices reuse the
     speaker with the most training data."""
@@ -308,7 +308,7 @@ def _shipped_voices(cfg: TTSTrainConfig, model: TTSModel, table: dict[str, torch
         entry = {"id": vid, **{k: v for k, v in meta.items() if k not in ("speaker", "transform")}}
         adaptation = calibrations[speaker]
         if "transform" in meta:
-            adaptation = compose_pitch(adaptation, from_transform(profiles[speaker].median_lf0, **meta["transform"]))
+            adaptation = compose(adaptation, from_transform(profiles[speaker].median_lf0, **meta["transform"]))
         else:
             entry["profile"] = profiles[speaker].to_json()
         entry["embedding"] = np.concatenate([emb.numpy(), adaptation]).tolist()
@@ -319,12 +319,12 @@ def _shipped_voices(cfg: TTSTrainConfig, model: TTSModel, table: dict[str, torch
 def _calibrated(
     model: TTSModel, speaker: torch.Tensor, clips: list[tuple[np.ndarray, int, str]], teacher: VoiceProfile
 ) -> np.ndarray:
-    """The pitch calibration of a trained speaker (`sonare.tts.adapt.calibration`): the model speaks the texts of
+    """The calibration of a trained speaker (`sonare.voices.encoder.calibration`): the model speaks the texts of
     its teacher's clips, and its profile is measured as the teacher's was. A model that does not yet speak well
     enough to be measured (an early or smoke run) ships uncalibrated."""
     from sonare.tts.messages import SynthesisOptions, VoiceSpec
     from sonare.tts.stream import TTSStreamingModel
-    from sonare.voices.encoder import MAX_CLIP_SECONDS, CloneError, analyse
+    from sonare.voices.encoder import MAX_CLIP_SECONDS, CloneError, analyse, calibration
 
     streaming = TTSStreamingModel(model, {"v": torch.cat([speaker, torch.from_numpy(identity())])}, "v")
     options = SynthesisOptions(VoiceSpec("v"))
@@ -334,4 +334,4 @@ def _calibrated(
     except CloneError as e:
         print(f"pitch not calibrated: the model's speech cannot be measured ({e})")
         return identity()
-    return calibration(spoken.median_lf0, spoken.spread_lf0, teacher.median_lf0, teacher.spread_lf0)
+    return calibration(spoken, teacher)

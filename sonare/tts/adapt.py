@@ -14,10 +14,11 @@ liveliness, vocal-tract length, timbre and spectral tilt), so the same small set
 describes any speaker, heard or not; `sonare.voices.encoder` measures them from a clip. Each number moves one
 property smoothly, so a weighted mix of embeddings is a voice between its parts.
 
-A trained voice's own adaptation is its pitch calibration (`calibration`): trained to regress log F0, the model
-speaks in a narrower pitch range than its teacher (0.16 against 0.23 for joe, half the 16-84 percentile
-spread), and monotone speech is what listeners and DNSMOS mark down. Derived built-in voices and cloned voices
-change the calibrated voice (`compose_pitch`).
+A trained voice's own adaptation is its calibration (`sonare.voices.encoder.calibration`): trained to regress
+log F0, the model speaks in a narrower pitch range than its teacher (0.16 against 0.23 for joe, half the 16-84
+percentile spread), and with a little more low-frequency weight; the calibration moves its measured pitch and
+average envelope to the teacher's. Derived built-in voices and cloned voices change the calibrated voice
+(`compose`).
 """
 
 from __future__ import annotations
@@ -52,31 +53,6 @@ def from_transform(
     return a
 
 
-def calibration(model_median: float, model_spread: float, teacher_median: float, teacher_spread: float) -> np.ndarray:
-    """The adaptation that moves a voice's log-F0 median and spread, as measured on the model's speech, to those
-    measured on its teacher's."""
-    a = identity()
-    a[PIVOT] = model_median
-    a[SHIFT] = teacher_median - model_median
-    a[RANGE] = np.log(teacher_spread / model_spread)
-    return a
-
-
-def compose_pitch(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """`second` applied to the voice `first` makes, where `first` changes pitch alone (a `calibration`): the
-    two pitch changes compose exactly (an affine map of log F0 each), `second`'s warp and envelope stay."""
-    if first[WARP] or first[ENVELOPE].any():
-        raise ValueError("the first adaptation must change pitch alone")
-    if not first.any():
-        return second.astype(np.float32)  # an uncalibrated voice: `second` as it is, pivot and all
-    out = second.astype(np.float64)
-    pivot_image = first[PIVOT] + first[SHIFT]  # where `first` sends log F0 = its pivot
-    out[PIVOT] = first[PIVOT]
-    out[SHIFT] = pivot_image + second[SHIFT] + (pivot_image - second[PIVOT]) * np.expm1(second[RANGE]) - first[PIVOT]
-    out[RANGE] = first[RANGE] + second[RANGE]
-    return out.astype(np.float32)
-
-
 def warp_positions(warp: Tensor) -> Tensor:
     """(B,) log formant ratios -> (B, N_ENV) fractional indices into the envelope where each point reads from.
 
@@ -94,6 +70,26 @@ def warp_envelope(env: Tensor, warp: Tensor) -> Tensor:
     frac = (pos - lo)[:, None, :]
     lo = lo[:, None, :].expand(-1, env.shape[1], -1)
     return env.gather(2, lo) * (1 - frac) + env.gather(2, lo + 1) * frac
+
+
+def compose(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """`second` applied to the voice `first` makes, where `first` moves pitch and envelope but not formants (a
+    calibration, `sonare.voices.encoder.calibration`): the pitch changes compose exactly (an affine map of log F0
+    each), `first`'s envelope correction moves with `second`'s formant warp and adds to `second`'s."""
+    if first[WARP]:
+        raise ValueError("the first adaptation must not warp formants")
+    if not first.any():
+        return second.astype(np.float32)  # an uncalibrated voice: `second` as it is, pivot and all
+    out = second.astype(np.float64)
+    pivot_image = first[PIVOT] + first[SHIFT]  # where `first` sends log F0 = its pivot
+    out[PIVOT] = first[PIVOT]
+    out[SHIFT] = pivot_image + second[SHIFT] + (pivot_image - second[PIVOT]) * np.expm1(second[RANGE]) - first[PIVOT]
+    out[RANGE] = first[RANGE] + second[RANGE]
+    moved = warp_envelope(
+        torch.as_tensor(first[ENVELOPE], dtype=torch.float64)[None, None], torch.tensor([second[WARP]])
+    )
+    out[ENVELOPE] = moved[0, 0].numpy() + second[ENVELOPE]
+    return out.astype(np.float32)
 
 
 def adapt_frames(frames: Tensor, adaptation: Tensor) -> Tensor:

@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 from sonare.tts.acoustic import ANALYSIS_FFT, N_ENV, SAMPLE_RATE, mel_points
-from sonare.tts.adapt import ADAPTATION_DIM, ENVELOPE, PIVOT, RANGE, SHIFT, WARP, compose_pitch, warp_envelope
+from sonare.tts.adapt import ADAPTATION_DIM, ENVELOPE, PIVOT, RANGE, SHIFT, WARP, compose, identity, warp_envelope
 from sonare.voices.profile_net import BANDWIDTH_HZ as NET_BANDWIDTH_HZ
 from sonare.voices.profile_net import FRAME_MS as ANALYSIS_PERIOD_MS
 from sonare.voices.profile_net import SAMPLE_RATE as NET_RATE
@@ -230,11 +230,10 @@ class SpeakerEncoder:
 
         delta = target - warped[best]
         delta = np.where(heard_env, delta - delta[heard_env].mean(), 0.0)
-        delta = np.convolve(np.pad(delta, SMOOTHING // 2, mode="edge"), np.ones(SMOOTHING) / SMOOTHING, "valid")
-        a[ENVELOPE] = np.clip(np.where(heard_env, delta, 0.0), -ENVELOPE_LIMIT, ENVELOPE_LIMIT)
+        a[ENVELOPE] = np.clip(np.where(heard_env, _smoothed(delta), 0.0), -ENVELOPE_LIMIT, ENVELOPE_LIMIT)
 
         d_speaker = len(embedding) - ADAPTATION_DIM
-        return np.concatenate([embedding[:d_speaker], compose_pitch(embedding[d_speaker:], a)]).astype(np.float32)
+        return np.concatenate([embedding[:d_speaker], compose(embedding[d_speaker:], a)]).astype(np.float32)
 
 
 def _detrended(rows: np.ndarray) -> np.ndarray:
@@ -245,9 +244,31 @@ def _detrended(rows: np.ndarray) -> np.ndarray:
     return rows - (design @ coef).T
 
 
+def _smoothed(envelope: np.ndarray) -> np.ndarray:
+    """A moving average over SMOOTHING envelope points: a correction of timbre, not of single harmonics."""
+    return np.convolve(np.pad(envelope, SMOOTHING // 2, mode="edge"), np.ones(SMOOTHING) / SMOOTHING, "valid")
+
+
 def _warped(envelope: np.ndarray, warps: np.ndarray) -> np.ndarray:
     env = torch.as_tensor(envelope, dtype=torch.float64)[None, None, :].expand(len(warps), 1, -1)
     return warp_envelope(env, torch.as_tensor(warps, dtype=torch.float64))[:, 0].numpy()
+
+
+def calibration(spoken: VoiceProfile, teacher: VoiceProfile) -> np.ndarray:
+    """The adaptation that gives a trained voice its teacher's profile: `spoken` measured on the model's speech,
+    `teacher` on the teacher's, both with `analyse` on the same texts. Log-F0 median and spread move to the
+    teacher's, and the average envelope's shape (not its level, which `analyse` normalises) follows it,
+    smoothed as a clone's is."""
+    a = identity()
+    a[PIVOT] = spoken.median_lf0
+    a[SHIFT] = teacher.median_lf0 - spoken.median_lf0
+    a[RANGE] = np.clip(np.log(teacher.spread_lf0 / spoken.spread_lf0), -RANGE_LIMIT, RANGE_LIMIT)
+    delta = np.asarray(teacher.envelope) - np.asarray(spoken.envelope)
+    delta = np.convolve(
+        np.pad(delta - delta.mean(), SMOOTHING // 2, mode="edge"), np.ones(SMOOTHING) / SMOOTHING, "valid"
+    )
+    a[ENVELOPE] = np.clip(delta, -ENVELOPE_LIMIT, ENVELOPE_LIMIT)
+    return a
 
 
 def teacher_clips(manifests: Sequence[str], speaker: str, seconds: float = 30.0) -> list[tuple[np.ndarray, int, str]]:
