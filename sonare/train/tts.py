@@ -332,6 +332,6 @@ def _calibrated(
     try:
         spoken = analyse(audio[: int(MAX_CLIP_SECONDS * streaming.sample_rate)], streaming.sample_rate)
     except CloneError as e:
-        print(f"pitch not calibrated: the model's speech cannot be measured ({e})")
+        print(f"voice not calibrated: the model's speech cannot be measured ({e})")
         return identity()
     return calibration(spoken, teacher)

@@ -264,10 +264,7 @@ def calibration(spoken: VoiceProfile, teacher: VoiceProfile) -> np.ndarray:
     a[SHIFT] = teacher.median_lf0 - spoken.median_lf0
     a[RANGE] = np.clip(np.log(teacher.spread_lf0 / spoken.spread_lf0), -RANGE_LIMIT, RANGE_LIMIT)
     delta = np.asarray(teacher.envelope) - np.asarray(spoken.envelope)
-    delta = np.convolve(
-        np.pad(delta - delta.mean(), SMOOTHING // 2, mode="edge"), np.ones(SMOOTHING) / SMOOTHING, "valid"
-    )
-    a[ENVELOPE] = np.clip(delta, -ENVELOPE_LIMIT, ENVELOPE_LIMIT)
+    a[ENVELOPE] = np.clip(_smoothed(delta - delta.mean()), -ENVELOPE_LIMIT, ENVELOPE_LIMIT)
     return a
 
 
