@@ -6,6 +6,8 @@ harmonic-plus-noise vocoder (`sonare.tts.vocoder`). Rendering the frames measure
 same analysis is the reference parametric vocoder. The last row keeps the teacher's STFT magnitudes and takes
 only the phase from our vocoder: the best a post-filter that corrects magnitudes (and not phase) could reach.
 The shipped model speaking the same sentences (its own durations and frames) is measured in the same run.
+Last, how the analysis reads plain white noise of a known level: how much quieter the frames record noise
+(fricatives, breath) than it was.
 
     python benchmarks/vocoder_ceiling.py [--sentences 12]
 
@@ -52,7 +54,7 @@ def main() -> None:
     from sonare.eval.mos import dnsmos
     from sonare.text import generate_sentences
     from sonare.tts import load_default
-    from sonare.tts.acoustic import SAMPLE_RATE, analyze
+    from sonare.tts.acoustic import N_ENV, SAMPLE_RATE, analyze, mel_points
     from sonare.tts.messages import SynthesisOptions, VoiceSpec
     from sonare.tts.vocoder import HarmonicNoiseVocoder
 
@@ -73,6 +75,11 @@ def main() -> None:
         }
         for name, signal in renderings.items():
             scores.setdefault(name, []).append(dnsmos(signal, SAMPLE_RATE).as_dict())
+
+    noise = np.random.default_rng(0).normal(0.0, 0.01, 10 * SAMPLE_RATE)  # variance 1e-4: envelope log(1e-4)
+    read = analyze(noise)[20:-20, 2 : 2 + N_ENV].mean(0) - np.log(1e-4)
+    above = mel_points(N_ENV) > 1000.0
+    print(f"analysis of white noise: envelope read {-read[above].mean():.2f} low (natural-log power) above 1 kHz")
 
     print(f"{args.sentences} held-out sentences, mean DNSMOS")
     print(f"{'rendering':<36} {'ovrl':>6} {'sig':>6} {'bak':>6} {'p808':>6}")
