@@ -28,7 +28,8 @@ def test_smoke_recipe_trains_resumes_exports_and_speaks(fixture_corpus, tmp_path
 
     out = export(cfg, tmp_path / "export")
     voices = builtin_voices(out)
-    # every voice: its 8-number speaker vector, unadapted, and the profile cloning starts from
+    # every voice: its 8-number speaker vector, unadapted (a 6-step model's speech cannot be measured, so the
+    # export leaves it uncalibrated), and the profile cloning starts from
     assert voices and all(len(v["embedding"]) == 8 + ADAPTATION_DIM for v in voices)
     assert all(v["profile"]["bandwidth_hz"] > 0 and not any(v["embedding"][8:]) for v in voices)
     model = load_default(out)
