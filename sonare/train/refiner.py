@@ -84,13 +84,11 @@ def load_clips(cfg: RefinerTrainConfig, progress: bool = True) -> tuple[list[Cli
     """The speaker's clean (TTS) clips, split by a hash of the clip id into train and validation, with the frames
     `cfg.tts_model` predicts for them, or else frames measured from their audio (those the TTS recipe has not
     cached yet are measured first, into the same cache)."""
-    from concurrent.futures import ProcessPoolExecutor
-
     from tqdm import tqdm
 
     from sonare.audio.io import load_audio
     from sonare.data.manifest import read_manifest
-    from sonare.tts.dataset import analyze_to_cache, frames_cache_path
+    from sonare.tts.dataset import cache_frames
 
     chosen = []
     for manifest in cfg.manifests:
@@ -108,14 +106,7 @@ def load_clips(cfg: RefinerTrainConfig, progress: bool = True) -> tuple[list[Cli
     else:
         cache = Path(cfg.frames_dir)
         cache.mkdir(parents=True, exist_ok=True)
-        audio_paths = [audio for _, _, audio, _ in chosen]
-        paths = [frames_cache_path(cache, audio) for audio in audio_paths]
-        todo = [(str(a), str(p)) for a, p in zip(audio_paths, paths, strict=True) if not p.exists()]
-        if todo:
-            with ProcessPoolExecutor(max_workers=cfg.threads) as pool:
-                jobs = pool.map(analyze_to_cache, todo, chunksize=4)
-                for _ in tqdm(jobs, total=len(todo), desc="acoustic analysis", disable=not progress):
-                    pass
+        paths = cache_frames([audio for _, _, audio, _ in chosen], cache, cfg.threads, progress)
         frames = [np.load(path) for path in paths]
     clips = []
     for (_, _, audio_path, _), clip_frames in zip(chosen, frames, strict=True):

@@ -63,7 +63,7 @@ def frames_cache_path(cache_dir: Path, audio_path: Path) -> Path:
     return cache_dir / f"{key}.npy"
 
 
-def analyze_to_cache(args: tuple[str, str]) -> None:
+def _analyze_to_cache(args: tuple[str, str]) -> None:
     """(audio path, cache path): measure the clip's acoustic frames and write them atomically."""
     from sonare.audio.io import load_audio
     from sonare.audio.resample import resample
@@ -89,13 +89,11 @@ def load_examples(
     progress: bool = True,
 ) -> list[Example]:
     """Examples for `split` from every manifest line tagged with `task`, analysing uncached audio first."""
-    from tqdm import tqdm
-
     from sonare.data.manifest import read_manifest
 
     cache = Path(cache_dir)
     cache.mkdir(parents=True, exist_ok=True)
-    examples, todo = [], []
+    examples, audio_paths = [], []
     for manifest in manifests:
         root = Path(manifest).parent
         for rec in read_manifest(manifest):
@@ -105,16 +103,25 @@ def load_examples(
                 continue
             ids, durations = token_ids_and_durations(rec["phonemes"], rec["phones"], rec["duration"])
             audio_path = root / rec["audio"]
-            path = frames_cache_path(cache, audio_path)
-            examples.append(Example(rec["id"], rec["speaker"], ids, durations, path))
-            if not path.exists():
-                todo.append((str(audio_path), str(path)))
+            examples.append(Example(rec["id"], rec["speaker"], ids, durations, frames_cache_path(cache, audio_path)))
+            audio_paths.append(audio_path)
+    cache_frames(audio_paths, cache, workers, progress)
+    return examples
+
+
+def cache_frames(audio_paths: list[Path], cache_dir: Path, workers: int, progress: bool = True) -> list[Path]:
+    """Measure the acoustic frames of the clips not yet in the cache (in `workers` processes); -> every clip's
+    cache path, in order."""
+    from tqdm import tqdm
+
+    paths = [frames_cache_path(cache_dir, audio) for audio in audio_paths]
+    todo = [(str(a), str(p)) for a, p in zip(audio_paths, paths, strict=True) if not p.exists()]
     if todo:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            jobs = pool.map(analyze_to_cache, todo, chunksize=4)
+            jobs = pool.map(_analyze_to_cache, todo, chunksize=4)
             for _ in tqdm(jobs, total=len(todo), desc="acoustic analysis", disable=not progress):
                 pass
-    return examples
+    return paths
 
 
 def load_frames(example: Example) -> np.ndarray:
