@@ -149,7 +149,7 @@ class TTSModel(nn.Module):
         """Model outputs -> acoustic frames, voicing decided as analysis measures it (1 or 0).
 
         Channel 1 is a voicing logit trained with cross-entropy. Its probability is not a mix: rendered as one,
-        an uncertain voiced frame (p = 0.3 in one voiced frame of ten) becomes mostly noise, and speech turns
+        an uncertain voiced frame (p < 0.3 in 9% of voiced frames) becomes mostly noise, and speech turns
         hoarse (DNSMOS 2.29 with the probability, 2.89 with the decision; docs/benchmarks.md)."""
         out = frames * self.frame_std + self.frame_mean
         voiced = (frames[..., 1:2] > 0).to(out.dtype)
