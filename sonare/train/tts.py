@@ -73,6 +73,12 @@ def _is_validation(example: Example, fraction: float) -> bool:
     return zlib.crc32(example.id.encode()) % 10_000 < fraction * 10_000
 
 
+def validation_set(examples: list[Example], cfg: TTSTrainConfig) -> list[Example]:
+    """The held-back clips validation measures: the first 64 the id hash sets aside, in manifest order, so runs
+    on the same first manifest are compared on the same clips."""
+    return [e for e in examples if _is_validation(e, cfg.val_fraction)][:64]
+
+
 def make_batches(examples: list[Example], batch_frames: int, rng: random.Random) -> list[list[Example]]:
     """Length-sorted buckets under a frame budget, in random order: little padding, varied batches."""
     ordered = sorted(examples, key=lambda e: e.n_frames + rng.random())
@@ -154,7 +160,7 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
     if not examples:
         raise SystemExit("no TTS examples found in the manifests")
     train_set = [e for e in examples if not _is_validation(e, cfg.val_fraction)]
-    val_set = [e for e in examples if _is_validation(e, cfg.val_fraction)][:64]
+    val_set = validation_set(examples, cfg)
 
     ckpt_path = run / "checkpoint.pt"
     start = ckpt_path if ckpt_path.exists() else Path(cfg.resume_from) if cfg.resume_from else None
@@ -226,6 +232,20 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
 
 
 @torch.no_grad()
+def validation_loss(
+    model: TTSModel, val_set: list[Example], speakers: dict[str, int], cfg: TTSTrainConfig
+) -> dict[str, float]:
+    """The training losses over the held-back clips, in eval mode, averaged per clip."""
+    model.eval()
+    totals: dict[str, float] = {}
+    for i in range(0, len(val_set), 8):
+        batch = to_device(collate(val_set[i : i + 8], speakers), cfg.device)
+        for k, v in losses(model, batch, cfg).items():
+            totals[k] = totals.get(k, 0.0) + v.item() * len(val_set[i : i + 8])
+    return {k: round(v / max(1, len(val_set)), 5) for k, v in totals.items()}
+
+
+@torch.no_grad()
 def validate(
     model: TTSModel, val_set: list[Example], speakers: dict[str, int], cfg: TTSTrainConfig, run: Path, step: int
 ) -> dict:
@@ -234,14 +254,7 @@ def validate(
     from sonare.tts.messages import SynthesisOptions, VoiceSpec
     from sonare.tts.stream import TTSStreamingModel
 
-    model.eval()
-    totals: dict[str, float] = {}
-    for i in range(0, len(val_set), 8):
-        batch = to_device(collate(val_set[i : i + 8], speakers), cfg.device)
-        parts = losses(model, batch, cfg)
-        for k, v in parts.items():
-            totals[k] = totals.get(k, 0.0) + v.item() * len(val_set[i : i + 8])
-    record = {"step": step, "validation": {k: round(v / max(1, len(val_set)), 5) for k, v in totals.items()}}
+    record = {"step": step, "validation": validation_loss(model, val_set, speakers, cfg)}
     model = copy.deepcopy(model).cpu() if cfg.device != "cpu" else model  # the streaming path runs on the CPU
     unadapted = torch.from_numpy(identity())
     voices = {vid: torch.cat([emb, unadapted]) for vid, emb in _voice_table(model, speakers, cfg).items()}

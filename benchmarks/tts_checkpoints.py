@@ -1,0 +1,43 @@
+"""Validation loss of TTS checkpoints on one recipe's held-back clips, so that checkpoints from different runs
+(whose logs validated on other machines' renderings of the corpus) are compared on the same audio.
+
+    python benchmarks/tts_checkpoints.py --config configs/tts-joe-more.yaml checkpoints/tts-joe-large.pt \
+        checkpoints/tts-joe-more.pt
+
+The clips are the recipe's validation set (`sonare.train.tts.validation_set`), their frames measured into the
+recipe's run directory as training would.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import torch
+
+
+def main() -> None:
+    from sonare.train.tts import TTSTrainConfig, validation_loss, validation_set
+    from sonare.tts.dataset import load_examples
+    from sonare.tts.model import TTSConfig, TTSModel
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", required=True, help="the TTS recipe whose validation clips to use")
+    ap.add_argument("checkpoints", nargs="+", help="checkpoints (full or slim) to measure")
+    args = ap.parse_args()
+
+    torch.set_num_threads(1)
+    cfg = TTSTrainConfig.load(args.config)
+    examples = load_examples(cfg.manifests, Path(cfg.run_dir) / "frames", teachers=cfg.teachers, workers=cfg.workers)
+    val_set = validation_set(examples, cfg)
+    print(f"{len(val_set)} validation clips of {args.config}")
+    for path in args.checkpoints:
+        ckpt = torch.load(path, map_location="cpu", weights_only=False)
+        model = TTSModel(TTSConfig(**ckpt["model_config"]))
+        model.load_state_dict(ckpt["model"])
+        parts = validation_loss(model, val_set, ckpt["speakers"], cfg)
+        print(f"{path}  step {ckpt['step']}  " + "  ".join(f"{k} {v:.4f}" for k, v in parts.items()))
+
+
+if __name__ == "__main__":
+    main()
