@@ -174,6 +174,33 @@ def test_phone_labels_follow_the_alignment_and_train_the_auxiliary_head(fixture_
     assert parts["phone"] > 0 and head.weight.grad.abs().sum() > 0
 
 
+def test_a_run_from_an_export_fits_a_phoneme_head_to_the_frozen_encoder(fixture_corpus, tmp_path):
+    from sonare.stt.dataset import load_source
+    from sonare.stt.model import STTConfig, STTModel
+    from sonare.text.inventory import vocab_size
+    from sonare.train.stt import IGNORE, fit_phone_head
+
+    cfg = STTTrainConfig(sources=[], batch_frames=4000, phone_head_fit_steps=20, phone_head_fit_lr=1e-2)
+    items = load_source(fixture_corpus / "manifest.jsonl", "train", tmp_path)
+    torch.manual_seed(0)
+    model = STTModel(STTConfig(**SMALL))
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    head = torch.nn.Linear(SMALL["d_model"], vocab_size())
+    batch = collate(items, model, cfg, None)
+    labelled = batch["phones"] != IGNORE
+
+    def head_loss() -> float:
+        with torch.no_grad():
+            h, _ = model.encode(batch["mel"], lengths=batch["lengths"])
+            return torch.nn.functional.cross_entropy(head(h[labelled]), batch["phones"][labelled]).item()
+
+    untrained = head_loss()
+    fit_phone_head(model, head, items, cfg)
+    assert head_loss() < 0.8 * untrained
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())  # the encoder stays as it was
+    assert model.training
+
+
 def test_the_ctc_loss_runs_over_every_ctc_frame(fixture_corpus, tmp_path):
     from dataclasses import replace
 

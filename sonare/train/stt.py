@@ -56,6 +56,9 @@ class STTTrainConfig:
     # Frame-level phoneme targets from the corpus alignments, through an auxiliary head that only training
     # uses: a dense signal at every frame that teaches the encoder acoustics far faster than CTC alone.
     phone_weight: float = 0.3
+    # A run that starts from an export (which has no phoneme head) first fits a fresh head to the frozen encoder.
+    phone_head_fit_steps: int = 150
+    phone_head_fit_lr: float = 3e-3
     init_from: str | None = None  # weights to start from when the run has no checkpoint (see initial_weights)
     gain_db: float = 12.0  # random level change per utterance, +- dB
     # Vocal-tract length perturbation: every frequency of an utterance scaled by a factor drawn from this range
@@ -303,6 +306,9 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
         phone_head.load_state_dict(head_state)
     model.to(cfg.device)
     phone_head.to(cfg.device)
+    if head_state is None and step == 0 and cfg.init_from and cfg.phone_weight > 0:
+        # An exported model carries no phoneme head: fit one to the frozen encoder first, for the same reason.
+        fit_phone_head(model, phone_head, train_set, cfg, progress)
     params = list(model.parameters()) + list(phone_head.parameters())
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     if ckpt is not None:
@@ -366,6 +372,37 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
             t_ckpt = time.time()
     bar.close()
     return ckpt_path
+
+
+def fit_phone_head(
+    model: STTModel, phone_head: torch.nn.Linear, items: list[Utterance], cfg: STTTrainConfig, progress: bool = True
+) -> None:
+    """Train `phone_head` alone on the encoder's outputs (no gradient reaches the model) for `phone_head_fit_steps`
+    batches of aligned utterances, so that its first gradients into a trained encoder are not a random head's."""
+    from tqdm import tqdm
+
+    aligned = [u for u in items if u.phones is not None]
+    if not aligned:
+        return
+    rng = random.Random(cfg.seed)
+    batches: list[list[int]] = []
+    opt = torch.optim.AdamW(phone_head.parameters(), lr=cfg.phone_head_fit_lr)
+    model.eval()
+    bar = tqdm(range(cfg.phone_head_fit_steps), desc="phone head", disable=not progress, mininterval=5)
+    for _ in bar:
+        if not batches:
+            batches = make_batches(aligned, cfg.batch_frames, cfg.max_frames, rng)
+        idx = batches.pop()
+        batch = to_device(collate([aligned[i] for i in idx], model, cfg, None), cfg.device)
+        with torch.no_grad():
+            h, _ = model.encode(batch["mel"], lengths=batch["lengths"])
+        labelled = batch["phones"] != IGNORE
+        loss = F.cross_entropy(phone_head(h[labelled]), batch["phones"][labelled])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        bar.set_postfix({"phone": f"{loss.item():.3f}"}, refresh=False)
+    model.train()
 
 
 @torch.no_grad()
