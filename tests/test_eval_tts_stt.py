@@ -1,4 +1,5 @@
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -65,3 +66,20 @@ def test_stt_evaluation_clean_and_in_noise(espeak, tiny):
     again = noisy("white", -5.0, seed=1)
     first, rate = again(clips[0].audio, clips[0].sample_rate, 0)
     assert rate == 16000 and np.array_equal(first, again(clips[0].audio, clips[0].sample_rate, 0)[0])
+
+
+@pytest.mark.skipif(not Path("/usr/share/pocketsphinx/test/data").is_dir(), reason="needs pocketsphinx-testdata")
+def test_real_speech_manifest_lists_every_transcribed_set(tmp_path, tiny):
+    import soundfile as sf
+
+    from sonare.data.manifest import read_manifest
+    from sonare.stt.realspeech import write_manifest
+
+    records = list(read_manifest(write_manifest(tmp_path)))
+    assert {r["section"] for r in records} == {"librivox", "cards"} and len(records) == 10
+    cards = next(r for r in records if r["id"] == "cards-005")
+    assert cards["text"] == "eight of spades four of clubs seven of hearts"
+    audio, rate = sf.read(cards["audio"], dtype="float32")
+    # Real speech with its transcript: an independent recogniser reads most of it.
+    clip = SttClip(cards["id"], audio, rate, cards["normalized"], cards["section"])
+    assert evaluate_stt(tiny, [clip], {"clean": clean}).summary()["clean"]["wer"] <= 0.5
