@@ -14,8 +14,9 @@ from sonare.train.stt import STTTrainConfig, collate, export, train
 SMALL = {"channels": 8, "d_model": 32, "n_layers": 2, "d_state": 8, "head_dim": 16}
 
 
-def test_recipe_trains_resumes_and_exports(fixture_corpus, tmp_path):
+def test_recipe_trains_resumes_and_exports(fixture_corpus, tmp_path, monkeypatch):
     from sonare.stt import load_from
+    from sonare.stt.evaluation import SonareTranscriber
     from sonare.stt.messages import RecognitionOptions, Transcript
 
     cfg = STTTrainConfig(
@@ -41,6 +42,8 @@ def test_recipe_trains_resumes_and_exports(fixture_corpus, tmp_path):
 
     recognizer = load_from(export(cfg, tmp_path / "export"))
     assert recognizer.lm is None  # no language model yet: greedy decoding
+    monkeypatch.setenv("SONARE_STT_DIR", str(tmp_path / "export"))  # the evaluators measure the export
+    assert SonareTranscriber().model.model.cfg.d_model == SMALL["d_model"]
     audio = np.random.default_rng(0).normal(0, 0.1, 16000).astype(np.float32)
     events = list(recognizer.stream([audio], RecognitionOptions()))
     assert all(isinstance(e.text, str) for e in events if isinstance(e, Transcript))

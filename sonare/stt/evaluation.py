@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import torch
 
@@ -13,12 +15,12 @@ from sonare.stt.turns import THRESHOLDS, turn_fires
 
 class SonareTranscriber:
     """The streaming recogniser fed the whole recording (`Transcriber` protocol), with or without its word
-    language model."""
+    language model. SONARE_STT_DIR selects weights other than the bundled (as for the detector below)."""
 
     def __init__(self, language_model: bool = True) -> None:
         from sonare.stt import load_default
 
-        self.model = load_default(language_model=language_model)
+        self.model = load_default(os.environ.get("SONARE_STT_DIR"), language_model=language_model)
 
     def transcribe(self, audio: np.ndarray, sample_rate: int) -> str:
         return self.model.transcribe(audio, sample_rate)
@@ -36,7 +38,7 @@ class SonareTurnDetector:
     def __init__(self) -> None:
         from sonare.stt import load_default
 
-        self.model = load_default().model
+        self.model = load_default(os.environ.get("SONARE_STT_DIR")).model
 
     @torch.inference_mode()
     def probabilities(self, audio: np.ndarray, sample_rate: int) -> np.ndarray:
