@@ -68,7 +68,10 @@ def test_stt_evaluation_clean_and_in_noise(espeak, tiny):
     assert rate == 16000 and np.array_equal(first, again(clips[0].audio, clips[0].sample_rate, 0)[0])
 
 
-@pytest.mark.skipif(not Path("/usr/share/pocketsphinx/test/data").is_dir(), reason="needs pocketsphinx-testdata")
+@pytest.mark.skipif(
+    not Path("/usr/share/pocketsphinx/test/data").is_dir() or not Path("/usr/share/sounds/alsa").is_dir(),
+    reason="needs pocketsphinx-testdata and alsa-utils (make system-deps)",
+)
 def test_real_speech_manifest_lists_every_transcribed_set(tmp_path, tiny):
     import soundfile as sf
 
@@ -76,10 +79,14 @@ def test_real_speech_manifest_lists_every_transcribed_set(tmp_path, tiny):
     from sonare.stt.realspeech import write_manifest
 
     records = list(read_manifest(write_manifest(tmp_path)))
-    assert {r["section"] for r in records} == {"librivox", "cards"} and len(records) == 10
-    cards = next(r for r in records if r["id"] == "cards-005")
-    assert cards["text"] == "eight of spades four of clubs seven of hearts"
-    audio, rate = sf.read(cards["audio"], dtype="float32")
-    # Real speech with its transcript: an independent recogniser reads most of it.
-    clip = SttClip(cards["id"], audio, rate, cards["normalized"], cards["section"])
-    assert evaluate_stt(tiny, [clip], {"clean": clean}).summary()["clean"]["wer"] <= 0.5
+    counts = {s: sum(r["section"] == s for r in records) for s in ("librivox", "cards", "alsa")}
+    assert counts == {"librivox": 5, "cards": 5, "alsa": 8} and len(records) == 18  # Noise.wav is not speech
+    by_id = {r["id"]: r for r in records}
+    assert by_id["cards-005"]["text"] == "eight of spades four of clubs seven of hearts"
+    assert by_id["alsa-Rear_Center"]["text"] == "rear center"
+    # Real speech with its transcript: an independent recogniser reads most of it, at 16 and 48 kHz alike.
+    clips = []
+    for record in (by_id["cards-005"], by_id["alsa-Front_Left"]):
+        audio, rate = sf.read(record["audio"], dtype="float32")
+        clips.append(SttClip(record["id"], audio, rate, record["normalized"], record["section"]))
+    assert evaluate_stt(tiny, clips, {"clean": clean}).summary()["clean"]["wer"] <= 0.5
