@@ -56,7 +56,7 @@ class STTTrainConfig:
     # Frame-level phoneme targets from the corpus alignments, through an auxiliary head that only training
     # uses: a dense signal at every frame that teaches the encoder acoustics far faster than CTC alone.
     phone_weight: float = 0.3
-    # A run that starts from an export (which has no phoneme head) first fits a fresh head to the frozen encoder.
+    # A run that starts from weights without a phoneme head (an export) first fits a fresh head to the frozen encoder.
     phone_head_fit_steps: int = 150
     phone_head_fit_lr: float = 3e-3
     init_from: str | None = None  # weights to start from when the run has no checkpoint (see initial_weights)
@@ -307,7 +307,8 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
     model.to(cfg.device)
     phone_head.to(cfg.device)
     if head_state is None and step == 0 and cfg.init_from and cfg.phone_weight > 0:
-        # An exported model carries no phoneme head: fit one to the frozen encoder first, for the same reason.
+        # A source without a phoneme head (an export or best.pt): fit one to the frozen encoder first, for the same
+        # reason.
         fit_phone_head(model, phone_head, train_set, cfg, progress)
     params = list(model.parameters()) + list(phone_head.parameters())
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
