@@ -181,7 +181,7 @@ def test_a_run_from_an_export_fits_a_phoneme_head_to_the_frozen_encoder(fixture_
     from sonare.stt.dataset import load_source
     from sonare.stt.model import STTConfig, STTModel
     from sonare.text.inventory import vocab_size
-    from sonare.train.stt import IGNORE, fit_phone_head
+    from sonare.train.stt import fit_phone_head, phone_loss
 
     cfg = STTTrainConfig(sources=[], batch_frames=4000, phone_head_fit_steps=20, phone_head_fit_lr=1e-2)
     items = load_source(fixture_corpus / "manifest.jsonl", "train", tmp_path)
@@ -190,12 +190,11 @@ def test_a_run_from_an_export_fits_a_phoneme_head_to_the_frozen_encoder(fixture_
     before = {k: v.clone() for k, v in model.state_dict().items()}
     head = torch.nn.Linear(SMALL["d_model"], vocab_size())
     batch = collate(items, model, cfg, None)
-    labelled = batch["phones"] != IGNORE
 
     def head_loss() -> float:
         with torch.no_grad():
             h, _ = model.encode(batch["mel"], lengths=batch["lengths"])
-            return torch.nn.functional.cross_entropy(head(h[labelled]), batch["phones"][labelled]).item()
+            return phone_loss(head, h, batch["phones"]).item()
 
     untrained = head_loss()
     fit_phone_head(model, head, items, cfg)

@@ -178,11 +178,16 @@ def losses(
     valid = torch.arange(turn_logits.shape[1], device=turn_logits.device)[None, :] < batch["lengths"][:, None]
     end = _masked_bce(turn_logits[..., TURN_END], batch["end"], valid)
     speech = _masked_bce(turn_logits[..., TURN_SPEECH], batch["speech"], valid)
-    # Padding frames carry IGNORE already; a batch without any alignment contributes nothing.
-    labelled = batch["phones"] != IGNORE
-    phone = F.cross_entropy(phone_head(h[labelled]), batch["phones"][labelled]) if labelled.any() else h.sum() * 0.0
+    phone = phone_loss(phone_head, h, batch["phones"])
     total = ctc + cfg.end_weight * end + cfg.speech_weight * speech + cfg.phone_weight * phone
     return {"loss": total, "ctc": ctc, "end": end, "speech": speech, "phone": phone}
+
+
+def phone_loss(phone_head: torch.nn.Linear, h: torch.Tensor, phones: torch.Tensor) -> torch.Tensor:
+    """Frame-level phoneme cross-entropy of encoder output h (B, L, D) against phones (B, L)."""
+    # Padding frames carry IGNORE already; a batch without any alignment contributes nothing.
+    labelled = phones != IGNORE
+    return F.cross_entropy(phone_head(h[labelled]), phones[labelled]) if labelled.any() else h.sum() * 0.0
 
 
 def _masked_bce(logits: torch.Tensor, target: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
@@ -397,8 +402,7 @@ def fit_phone_head(
         batch = to_device(collate([aligned[i] for i in idx], model, cfg, None), cfg.device)
         with torch.no_grad():
             h, _ = model.encode(batch["mel"], lengths=batch["lengths"])
-        labelled = batch["phones"] != IGNORE
-        loss = F.cross_entropy(phone_head(h[labelled]), batch["phones"][labelled])
+        loss = phone_loss(phone_head, h, batch["phones"])
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
