@@ -311,7 +311,7 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
         phone_head.load_state_dict(head_state)
     model.to(cfg.device)
     phone_head.to(cfg.device)
-    if head_state is None and step == 0 and cfg.init_from and cfg.phone_weight > 0:
+    if head_state is None and cfg.init_from and cfg.phone_weight > 0:
         # A source without a phoneme head (an export or best.pt): fit one to the frozen encoder first, for the same
         # reason.
         fit_phone_head(model, phone_head, train_set, cfg, progress)
