@@ -46,6 +46,7 @@ def test_wer_is_errors_over_reference_words():
         ('"Quoted" words (and brackets) -- dashes...', "quoted words and brackets dashes"),
         ("twenty-seven,three;four", "twenty seven three four"),
         ("  spaced\tout\nwords ", "spaced out words"),
+        ("Um, I'd like, uh, hmm... the umbrella", "id like the umbrella"),
     ],
 )
 def test_normalisation(text, words):

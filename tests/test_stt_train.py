@@ -151,6 +151,28 @@ def test_collate_warps_frequencies_when_asked(fixture_corpus, tmp_path):
     assert not np.allclose(unwarped[0, :n].numpy(), mel)
 
 
+def test_colouring_is_a_smooth_bounded_curve_added_to_every_frame(fixture_corpus, tmp_path):
+    from sonare.stt.dataset import load_source
+    from sonare.stt.model import STTConfig, STTModel
+    from sonare.train.stt import random_colouring
+
+    curves = [random_colouring(np.random.default_rng(seed), 80, 6.0) for seed in range(50)]
+    assert all(np.abs(c).max() <= 6.0 + 1e-5 for c in curves)
+    assert max(np.abs(c).max() for c in curves) > 3.0  # it does colour
+    assert all(np.abs(np.diff(c)).max() < 6.0 * np.pi * 3 / 80 for c in curves)  # broad, not per-bin noise
+    assert not np.allclose(curves[0], curves[1])
+
+    item = load_source(fixture_corpus / "manifest.jsonl", "train", tmp_path)[0]
+    model = STTModel(STTConfig(**SMALL))
+    no_other_augmentation = {"gain_db": 0.0, "freq_masks": 0, "time_masks": 0, "max_frames": 10**6}
+    cfg = STTTrainConfig(sources=[], colouring_db=6.0, **no_other_augmentation)
+    n = len(item.mel) // 4 * 4
+    mel = collate([item], model, cfg, np.random.default_rng(0))["mel"][0, :n].numpy()
+    difference = mel - item.mel[:n]
+    np.testing.assert_allclose(difference, np.broadcast_to(difference[0], difference.shape), atol=1e-4)
+    assert np.abs(difference[0]).max() > 0.05
+
+
 def test_phone_labels_follow_the_alignment_and_train_the_auxiliary_head(fixture_corpus, tmp_path):
     from sonare.stt.dataset import load_source, phone_labels
     from sonare.stt.model import STTConfig, STTModel, frame_time

@@ -134,6 +134,11 @@ CASES = [
     ("We visited St. Louis.", "We visited Saint Louis."),
     ("He lives on Maple St. now.", "He lives on Maple Street now."),
     ("She lives at 12 Oak St. in town.", "She lives at twelve Oak Street in town."),
+    ("Turn left at 1420 Maple Street.", "Turn left at fourteen twenty Maple Street."),
+    (
+        "Turn left at 19,985 Riverside Parkway.",
+        "Turn left at nineteen thousand nine hundred eighty-five Riverside Parkway.",
+    ),
     ("Turn onto Elm Dr. ahead.", "Turn onto Elm Drive ahead."),
     ("Apples, pears, etc.", "Apples, pears, et cetera."),
     ("Apples, pears, etc. are fruit.", "Apples, pears, et cetera are fruit."),

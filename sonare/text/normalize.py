@@ -516,9 +516,10 @@ _REWRITES: tuple[tuple[str, Rewrite | str, int], ...] = (
     ),
     (r"(?<![\w.,])[2-9]11\b(?![.,]\d)", lambda m: digits(m.group()), 0),
     (r"(?<=\d):(?=\d)", " to ", 0),
-    # house numbers read in pairs, as people say them ("fourteen twenty Maple Street")
+    # house numbers read in pairs, as people say them ("fourteen twenty Maple Street"); the digits after a
+    # thousands separator or a decimal point belong to a larger number ("19,985 Riverside Parkway")
     (
-        r"\b\d{3,4}(?=\s+(?:[A-Z][a-z]+\s+){1,3}" + _STREET_TYPES + r"(?!\w))",
+        r"(?<![\d,.])\d{3,4}(?=\s+(?:[A-Z][a-z]+\s+){1,3}" + _STREET_TYPES + r"(?!\w))",
         lambda m: _house_number(int(m.group())),
         0,
     ),

@@ -64,6 +64,9 @@ class STTTrainConfig:
     # Vocal-tract length perturbation: every frequency of an utterance scaled by a factor drawn from this range
     # (sonare.audio.features.warp_log_mel); [1, 1] leaves the frames as they are.
     warp_factor: list[float] = field(default_factory=lambda: [1.0, 1.0])
+    # Microphone and room colouring: a smooth random gain curve across the band, up to +- this many dB per
+    # utterance (`random_colouring`); 0 leaves the spectrum as the teacher rendered it.
+    colouring_db: float = 0.0
     freq_masks: int = 2
     freq_mask_bins: int = 12
     time_masks: int = 2
@@ -152,6 +155,8 @@ def _augment(x: np.ndarray, mean: np.ndarray, cfg: STTTrainConfig, rng: np.rando
     x = x + rng.uniform(-cfg.gain_db, cfg.gain_db) * math.log(10) / 10  # a level change shifts log power
     if cfg.warp_factor != [1.0, 1.0]:
         x = warp_log_mel(x, rng.uniform(*cfg.warp_factor))
+    if cfg.colouring_db > 0:
+        x = x + random_colouring(rng, x.shape[1], cfg.colouring_db) * math.log(10) / 10
     for _ in range(cfg.freq_masks):
         w = int(rng.integers(0, cfg.freq_mask_bins + 1))
         f0 = int(rng.integers(0, x.shape[1] - w + 1))
@@ -161,6 +166,20 @@ def _augment(x: np.ndarray, mean: np.ndarray, cfg: STTTrainConfig, rng: np.rando
         t0 = int(rng.integers(0, len(x) - w + 1))
         x[t0 : t0 + w] = mean
     return x
+
+
+def random_colouring(rng: np.random.Generator, n_bins: int, max_db: float) -> np.ndarray:
+    """A smooth gain curve in dB over `n_bins` mel bins, within +- `max_db`: a tilt and two broad bumps.
+
+    Every teacher renders a clean, flat channel, where real recordings come through microphones and rooms
+    whose response rises and falls across the band. A gain in dB adds to log power, so on log-mel frames the
+    colouring is a curve added to every frame; the first three cosines across the band keep it as broad as
+    such responses are.
+    """
+    position = np.linspace(0.0, np.pi, n_bins)
+    weights = rng.uniform(-1.0, 1.0, size=3) / np.arange(1, 4)  # broader components may move further
+    curve = sum(w * np.cos((k + 1) * position) for k, w in enumerate(weights))
+    return (max_db * curve / max(np.abs(curve).max(), 1.0)).astype(np.float32)
 
 
 def losses(
