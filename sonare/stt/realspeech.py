@@ -4,7 +4,7 @@ this machine, each set a section of its own:
 - `librivox` (pocketsphinx-testdata): five public-domain read sentences from "Sense and Sensibility", one
   reader, 16 kHz, 71 words;
 - `cards` (pocketsphinx-testdata): five short spoken card names ("eight of spades four of clubs seven of
-  hearts"), 16 kHz, 20 words;
+  hearts"), 16 kHz, 21 words;
 - `alsa` (alsa-utils): the eight speaker-test announcements ("front left", "rear center", ...), 48 kHz, 16
   words; each file is named after what it says.
 
