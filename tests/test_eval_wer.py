@@ -47,6 +47,7 @@ def test_wer_is_errors_over_reference_words():
         ("twenty-seven,three;four", "twenty seven three four"),
         ("  spaced\tout\nwords ", "spaced out words"),
         ("Um, I'd like, uh, hmm... the umbrella", "id like the umbrella"),
+        ("Mm-hmm, erm, the ER is open", "the er is open"),
     ],
 )
 def test_normalisation(text, words):

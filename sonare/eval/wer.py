@@ -11,9 +11,10 @@ Normalisation (`normalize_for_wer`), in order:
    word with the apostrophe dropped ("it's" -> "its"), which makes them equal to their homophones.
 4. Every punctuation mark but the apostrophe separates words ("well-known" -> "well known",
    "seven,three" -> "seven three"); apostrophes left after step 3 are removed, joining their word.
-5. Whitespace collapses; hesitation sounds ("um", "uh", "er", "erm", "hmm", "mm", "mhm") are dropped, as the
-   common ASR scoring conventions drop them (Whisper leaves them out of its transcripts by design, so counting
-   them would score its style, not what was heard); the result is a list of words.
+5. Whitespace collapses; hesitation sounds ("um", "uh", "erm", "hmm", "mm", "mhm") are dropped, as the common
+   ASR scoring conventions drop them (Whisper leaves them out of its transcripts by design, so counting them
+   would score its style, not what was heard); "er" stays, as it is also "ER" (the emergency room). The result
+   is a list of words.
 
 Counts come from a word-level Levenshtein alignment (unit costs). Among alignments of minimal cost,
 the backtrace prefers substitutions, then deletions, then insertions, so the split into S/D/I is
@@ -41,7 +42,7 @@ _CONTRACTIONS = [
     (re.compile(r"'ve\b"), " have"),
     (re.compile(r"\bi'm\b"), "i am"),
 ]
-_HESITATIONS = frozenset({"um", "umm", "uh", "uhm", "er", "erm", "hmm", "hm", "mm", "mmm", "mhm"})
+_HESITATIONS = frozenset({"um", "umm", "uh", "uhm", "erm", "hmm", "hm", "mm", "mmm", "mhm"})
 # Anything that is not a letter, digit, apostrophe or whitespace is punctuation.
 _PUNCTUATION = re.compile(r"[^\w\s']|_")
 
