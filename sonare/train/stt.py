@@ -36,6 +36,7 @@ from sonare.train.common import save_atomic, to_device, warmup_cosine
 
 IGNORE = -100  # frame without a phoneme label
 EAGER_FALSE_CUTOFF = 0.2  # an eager end is a speculative hint: it may be wrong more often than an end
+LOG_POWER_PER_DB = math.log(10) / 10  # log-mel frames hold natural-log power: a gain of g dB adds g * this
 
 
 @dataclass
@@ -152,11 +153,11 @@ def collate(
 
 
 def _augment(x: np.ndarray, mean: np.ndarray, cfg: STTTrainConfig, rng: np.random.Generator) -> np.ndarray:
-    x = x + rng.uniform(-cfg.gain_db, cfg.gain_db) * math.log(10) / 10  # a level change shifts log power
+    x = x + rng.uniform(-cfg.gain_db, cfg.gain_db) * LOG_POWER_PER_DB  # a level change shifts log power
     if cfg.warp_factor != [1.0, 1.0]:
         x = warp_log_mel(x, rng.uniform(*cfg.warp_factor))
     if cfg.colouring_db > 0:
-        x = x + random_colouring(rng, x.shape[1], cfg.colouring_db) * math.log(10) / 10
+        x = x + random_colouring(rng, x.shape[1], cfg.colouring_db) * LOG_POWER_PER_DB
     for _ in range(cfg.freq_masks):
         w = int(rng.integers(0, cfg.freq_mask_bins + 1))
         f0 = int(rng.integers(0, x.shape[1] - w + 1))
@@ -331,8 +332,8 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
     model.to(cfg.device)
     phone_head.to(cfg.device)
     if head_state is None and cfg.init_from and cfg.phone_weight > 0:
-        # A source without a phoneme head (an export or best.pt): fit one to the frozen encoder first, for the same
-        # reason.
+        # A source without a phoneme head (an export or best.pt): fit one to the frozen encoder first, since a
+        # fresh head would pull the encoder off course just as above.
         fit_phone_head(model, phone_head, train_set, cfg, progress)
     params = list(model.parameters()) + list(phone_head.parameters())
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
