@@ -43,3 +43,25 @@ def test_heldout_speakers_are_never_trained_on():
                 assert section.kind == "speech" and section.speakers_per_voice > 0
         if section.kind == "speech":
             assert not {sp[0] for sp in section_speakers(config, section)} & train_speakers
+
+
+def test_a_recipe_on_a_base_replaces_keys_and_merges_sections_by_name(tmp_path):
+    base = tmp_path / "base.yaml"
+    base.write_text(
+        "name: base\nseed: 1\nsections:\n"
+        "  - {name: read, kind: speech, hours: 1.0, teacher: espeak, voices: [en-us], rate: [0.9, 1.1]}\n"
+        "  - {name: noisy, kind: augment, hours: 0.5, sources: [read]}\n"
+    )
+    derived = tmp_path / "derived.yaml"
+    derived.write_text(
+        f"base: {base}\nname: derived\nseed: 2\nsections:\n"
+        "  - {name: read, hours: 2.0}\n"
+        "  - {name: more, kind: speech, hours: 0.1, teacher: flite, voices: [kal]}\n"
+    )
+    config = load_config(derived)
+    assert (config.name, config.seed) == ("derived", 2)
+    assert [s.name for s in config.sections] == ["read", "noisy", "more"]
+    read = config.section("read")
+    assert (read.hours, read.teacher, read.rate) == (2.0, "espeak", [0.9, 1.1])  # only `hours` replaced
+    assert config.section("noisy").hours == 0.5
+    assert load_config(base).section("read").hours == 1.0  # the base recipe itself is unchanged

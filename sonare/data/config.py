@@ -9,6 +9,11 @@ A section renders utterances until it holds `hours` of audio (or `items` utteran
 - `recordings`: a dataset of real recordings at `path` (LJSpeech layout, or one such folder per speaker),
   all of it, aligned like the teachers' speech (`sonare.data.recordings`).
 See configs/data-default.yaml for every option in use.
+
+A recipe may name a `base` recipe (a path from the working directory, like every path in a recipe): it is that
+recipe with its top-level keys replaced by this one's, and each of this one's `sections` merged key by key into
+the base's section of the same name (a new name adds a section at the end), so a corpus drawn anew with another
+seed and a few changed sizes is a few lines, not a copy (configs/data-stt-variety3.yaml).
 """
 
 from __future__ import annotations
@@ -61,7 +66,7 @@ KINDS = ("speech", "augment", "conversation", "recordings")
 
 
 def load_config(path: str | Path) -> CorpusConfig:
-    raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    raw = _read_recipe(Path(path))
     sections = [Section(**s) for s in raw["sections"]]
     names = [s.name for s in sections]
     if len(set(names)) != len(names):
@@ -85,3 +90,19 @@ def load_config(path: str | Path) -> CorpusConfig:
     return CorpusConfig(
         name=raw["name"], seed=int(raw["seed"]), language=raw.get("language", "en-us"), sections=sections
     )
+
+
+def _read_recipe(path: Path) -> dict[str, Any]:
+    """A recipe's YAML with its `base` (if any) resolved: see the module's docstring."""
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if "base" not in raw:
+        return raw
+    recipe = _read_recipe(Path(raw.pop("base")))
+    sections = {s["name"]: s for s in recipe["sections"]}
+    for s in raw.pop("sections", []):
+        if s["name"] in sections:
+            sections[s["name"]].update(s)
+        else:
+            recipe["sections"].append(s)
+    recipe.update(raw)
+    return recipe
