@@ -10,10 +10,8 @@ A section renders utterances until it holds `hours` of audio (or `items` utteran
   all of it, aligned like the teachers' speech (`sonare.data.recordings`).
 See configs/data-default.yaml for every option in use.
 
-A recipe may name a `base` recipe (a path from the working directory, like every path in a recipe): it is that
-recipe with its top-level keys replaced by this one's, and each of this one's `sections` merged key by key into
-the base's section of the same name (a new name adds a section at the end), so a corpus drawn anew with another
-seed and a few changed sizes is a few lines, not a copy (configs/data-stt-variety3.yaml).
+A recipe may name a `base` recipe and change only what differs, its `sections` merged by name
+(`sonare.recipe`; configs/data-stt-variety3.yaml).
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from sonare.recipe import read_recipe
 
 
 @dataclass
@@ -66,7 +64,7 @@ KINDS = ("speech", "augment", "conversation", "recordings")
 
 
 def load_config(path: str | Path) -> CorpusConfig:
-    raw = _read_recipe(Path(path))
+    raw = read_recipe(path)
     sections = [Section(**s) for s in raw["sections"]]
     names = [s.name for s in sections]
     if len(set(names)) != len(names):
@@ -90,19 +88,3 @@ def load_config(path: str | Path) -> CorpusConfig:
     return CorpusConfig(
         name=raw["name"], seed=int(raw["seed"]), language=raw.get("language", "en-us"), sections=sections
     )
-
-
-def _read_recipe(path: Path) -> dict[str, Any]:
-    """A recipe's YAML with its `base` (if any) resolved: see the module's docstring."""
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    if "base" not in raw:
-        return raw
-    recipe = _read_recipe(Path(raw.pop("base")))
-    sections = {s["name"]: s for s in recipe["sections"]}
-    for s in raw.pop("sections", []):
-        if s["name"] in sections:
-            sections[s["name"]].update(s)
-        else:
-            recipe["sections"].append(s)
-    recipe.update(raw)
-    return recipe

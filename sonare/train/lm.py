@@ -19,8 +19,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import yaml
-
+from sonare.recipe import read_recipe
 from sonare.stt.beam import BeamDecoder, BeamSettings
 from sonare.stt.decode import transcript
 from sonare.stt.lm import LM_FILE, WordLM
@@ -41,8 +40,7 @@ class LMTrainConfig:
 
     @staticmethod
     def load(path: str | os.PathLike) -> LMTrainConfig:
-        with open(path) as f:
-            return LMTrainConfig(**(yaml.safe_load(f) or {}))
+        return LMTrainConfig(**read_recipe(path))
 
 
 def training_text(cfg: LMTrainConfig) -> list[str]:

@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-import yaml
 from torch import Tensor, nn
 
+from sonare.recipe import read_recipe
 from sonare.ssm.state import BatchState
 from sonare.train.common import save_atomic
 from sonare.tts.acoustic import HOP, SAMPLE_RATE, interpolation_matrix, mel_points
@@ -67,8 +67,7 @@ class RefinerTrainConfig:
 
     @classmethod
     def load(cls, path: str) -> RefinerTrainConfig:
-        with open(path) as f:
-            return cls(**yaml.safe_load(f))
+        return cls(**read_recipe(path))
 
 
 # ---- data ------------------------------------------------------------------------------------------------

@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-import yaml
 
 from sonare.audio.features import warp_log_mel
+from sonare.recipe import read_recipe
 from sonare.stt.dataset import Utterance, load_source
 from sonare.stt.model import SUBSAMPLING, TURN_END, TURN_SPEECH, STTConfig, STTModel
 from sonare.train.common import save_atomic, to_device, warmup_cosine
@@ -84,8 +84,7 @@ class STTTrainConfig:
 
     @staticmethod
     def load(path: str | os.PathLike) -> STTTrainConfig:
-        with open(path) as f:
-            return STTTrainConfig(**yaml.safe_load(f))
+        return STTTrainConfig(**read_recipe(path))
 
 
 def _is_validation(item: Utterance, fraction: float) -> bool:

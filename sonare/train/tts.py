@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 import torch.nn.functional as F
-import yaml
 
+from sonare.recipe import read_recipe
 from sonare.train.common import save_atomic, to_device, warmup_cosine
 from sonare.tts.adapt import compose, from_transform, identity
 from sonare.tts.dataset import Example, load_examples, load_frames
@@ -65,8 +65,7 @@ class TTSTrainConfig:
 
     @staticmethod
     def load(path: str | os.PathLike) -> TTSTrainConfig:
-        with open(path) as f:
-            return TTSTrainConfig(**yaml.safe_load(f))
+        return TTSTrainConfig(**read_recipe(path))
 
 
 def _is_validation(example: Example, fraction: float) -> bool:

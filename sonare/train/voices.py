@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-import yaml
 
 from sonare.audio.features import F_MAX, F_MIN, N_MELS
+from sonare.recipe import read_recipe
 from sonare.train.common import save_atomic, warmup_cosine
 from sonare.tts.acoustic import hz_to_mel, mel_points, mel_to_hz
 from sonare.tts.adapt import warp_envelope
@@ -76,8 +76,7 @@ class VoicesTrainConfig:
 
     @staticmethod
     def load(path: str | os.PathLike) -> VoicesTrainConfig:
-        with open(path) as f:
-            return VoicesTrainConfig(**yaml.safe_load(f))
+        return VoicesTrainConfig(**read_recipe(path))
 
 
 # ---- the bank of clips ------------------------------------------------------------------------------
