@@ -291,3 +291,26 @@ def test_cli_clones_lists_and_speaks(tmp_path, speech):
     sf.write(silent, np.zeros(5 * RATE, np.float32), RATE)
     refused = subprocess.run([*run, "clone", str(silent), "--name", "X"], capture_output=True, text=True, env=env)
     assert refused.returncode != 0 and "silent" in refused.stderr
+
+
+def test_teacher_clips_take_the_first_seconds_of_the_speakers_own_audio(tmp_path):
+    from sonare.audio.io import save_audio
+    from sonare.voices.encoder import teacher_clips
+
+    def corpus(name: str, records: list[tuple[str, float, bool]]) -> str:
+        root = tmp_path / name
+        (root / "audio").mkdir(parents=True)
+        lines = []
+        for i, (speaker, seconds, augmented) in enumerate(records):
+            save_audio(root / "audio" / f"{i}.wav", np.full(int(seconds * 16000), 0.1, np.float32), 16000)
+            record = {"speaker": speaker, "audio": f"audio/{i}.wav", "text": f"clip {i}", "augment": augmented}
+            lines.append(json.dumps(record))
+        (root / "manifest.jsonl").write_text("\n".join(lines) + "\n")
+        return str(root / "manifest.jsonl")
+
+    first = corpus("a", [("joe", 1.0, False), ("ann", 5.0, False), ("joe", 2.0, True), ("joe", 1.5, False)])
+    second = corpus("b", [("joe", 2.0, False), ("joe", 2.0, False)])
+    texts = [text for _, _, text in teacher_clips([first, second], "joe", seconds=4.0)]
+    assert texts == ["clip 0", "clip 3", "clip 0"]  # others' and augmented audio skipped; stops once 4 s are in
+    with pytest.raises(ValueError, match="no audio"):
+        teacher_clips([first], "nobody")

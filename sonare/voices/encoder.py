@@ -276,13 +276,15 @@ def teacher_clips(manifests: Sequence[str], speaker: str, seconds: float = 30.0)
     from sonare.data.manifest import read_manifest
 
     clips, total = [], 0.0
-    for manifest in manifests:
+    for manifest in manifests:  # later manifests are not opened once the first have enough
         for record in read_manifest(manifest):
-            if record["speaker"] != speaker or record.get("augment") or total >= seconds:
+            if record["speaker"] != speaker or record.get("augment"):
                 continue
             audio, rate = load_audio(Path(manifest).parent / record["audio"])
             clips.append((audio, rate, record["text"]))
             total += len(audio) / rate
+            if total >= seconds:
+                return clips
     if not clips:
         raise ValueError(f"no audio of speaker {speaker!r} in {list(manifests)}")
     return clips
