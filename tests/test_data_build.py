@@ -144,3 +144,23 @@ def test_truncated_last_line_is_dropped_and_repaired(tmp_path):
     with ManifestWriter(path) as writer:
         writer.append({"id": "c"})
     assert [json.loads(line)["id"] for line in path.read_text().splitlines()] == ["a", "c"]
+
+
+def test_a_section_whose_last_item_overshoots_its_hours_finishes_with_its_progress_bar(tmp_path):
+    """One conversation of ten sentences and five 3 s pauses is far longer than the section's 6 s, so the bar's
+    count passes its total by more than tqdm allows (it then drops the total, whose format used to crash the
+    build); the section's 16 sentences also run out in the second conversation planned."""
+    from sonare.data.build import build_corpus
+    from sonare.data.config import CorpusConfig, Section
+
+    conversation = {
+        "turns": [5, 5], "sentences_per_turn": [2, 2],
+        "hold_prob": 0.0, "hold_pause": [0.5, 0.5], "end_pause": [3.0, 3.0],
+        "speakers": [{"teacher": "espeak", "voices": ["en-us+m1"]}],
+    }  # fmt: skip
+    section = Section(name="talk", kind="conversation", hours=6 / 3600, tasks=["stt"], conversation=conversation)
+    hours = build_corpus(
+        CorpusConfig(name="long", seed=3, language="en-us", sections=[section]), tmp_path, workers=1, features=False
+    )
+    assert hours["talk"] * 3600 > 42  # the overshoot the bar has to survive
+    assert len(_records(tmp_path)) == 1

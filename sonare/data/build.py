@@ -230,7 +230,8 @@ def _build_section(config, section, out: Path, records, writer, pool, workers: i
             records.append(record)
             fill.have += record["duration"]
             fill.count += 1
-            bar.update(1 if by_items else round(record["duration"] / 60, 3))
+            # Capped at the target: the last item may overshoot it, and tqdm drops a total that its count passes.
+            bar.update(fill.count - bar.n if by_items else min(fill.have, fill.target) / 60 - bar.n)
     bar.close()
     return fill.have / 3600
 

@@ -113,6 +113,8 @@ def plan_conversations(config, section):
         transform = sample_transform(rng, group["transform"]) if group.get("transform") else SpeakerTransform()
         segments: list[tuple[str, str]] = []
         for _ in range(int(rng.integers(options["turns"][0], options["turns"][1] + 1))):
+            if cursor >= len(sentences):  # the section's sentences ran out: the last conversation is shorter
+                break
             count = int(
                 rng.integers(
                     options.get("sentences_per_turn", [1, 1])[0],
