@@ -312,5 +312,7 @@ def test_teacher_clips_take_the_first_seconds_of_the_speakers_own_audio(tmp_path
     second = corpus("b", [("joe", 2.0, False), ("joe", 2.0, False)])
     texts = [text for _, _, text in teacher_clips([first, second], "joe", seconds=4.0)]
     assert texts == ["clip 0", "clip 3", "clip 0"]  # others' and augmented audio skipped; stops once 4 s are in
+    # Full after the first manifest: the next is never opened (a directory here, which cannot be read as one).
+    assert len(teacher_clips([first, str(tmp_path)], "joe", seconds=2.0)) == 2
     with pytest.raises(ValueError, match="no audio"):
         teacher_clips([first], "nobody")
