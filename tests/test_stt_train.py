@@ -249,15 +249,48 @@ def test_the_ctc_loss_runs_over_every_ctc_frame(fixture_corpus, tmp_path):
     assert two.ctc.weight.grad.abs().sum() > 0
 
 
-def test_fast_speech_is_trained_on_only_when_ctc_can_spell_it():
+def _clip(name: str, frames: int, letters: int = 5):
+    """A silent training utterance of `frames` encoder frames spelling `letters` letters."""
     from sonare.stt.dataset import Utterance
+
+    nan = np.full(frames, np.nan, np.float32)
+    mel = np.zeros((4 * frames, 80), np.float32)
+    return Utterance(name, "test", mel, np.ones(letters, np.int64), nan, nan, "x", None, None)
+
+
+def test_fast_speech_is_trained_on_only_when_ctc_can_spell_it():
     from sonare.train.stt import fit_ctc
 
-    def clip(frames: int, letters: int) -> Utterance:
-        mel = np.zeros((4 * frames, 80), np.float32)
-        nan = np.full(frames, np.nan, np.float32)
-        return Utterance(f"{frames}-{letters}", "test", mel, np.ones(letters, np.int64), nan, nan, "x", None, None)
-
-    slow, fast = clip(30, 20), clip(30, 45)  # 45 letters in 1.2 s: more than one per 40 ms frame
+    slow, fast = (
+        _clip("slow", 30, letters=20),
+        _clip("fast", 30, letters=45),
+    )  # 45 letters in 1.2 s: more than one per 40 ms frame
     assert fit_ctc([slow, fast], 1) == [slow]
     assert fit_ctc([slow, fast], 2) == [slow, fast]
+
+
+def test_an_utterance_listed_twice_goes_into_two_different_batches():
+    import random
+
+    from sonare.train.stt import make_batches
+
+    once = [_clip(f"u{i}", 50) for i in range(12)]  # equal lengths: copies would otherwise sort side by side
+    items = once + once[:4]
+    batches = make_batches(items, batch_frames=4 * 50 * 5, max_frames=3000, rng=random.Random(0))
+    assert sorted(i for b in batches for i in b) == list(range(len(items)))
+    for batch in batches:
+        assert len({id(items[i]) for i in batch}) == len(batch)
+    assert all(len(b) <= 5 for b in batches)  # the frame budget: five 200-frame clips
+
+
+def test_a_repeated_source_enters_training_that_many_times_and_validation_once(fixture_corpus, tmp_path):
+    from sonare.train.stt import load_data
+
+    manifest = str(fixture_corpus / "manifest.jsonl")
+    plain_train, plain_sets = load_data(STTTrainConfig(sources=[manifest], val_fraction=0.2), tmp_path)
+    cfg = STTTrainConfig(sources=[manifest], source_repeats={manifest: 3}, val_fraction=0.2)
+    train_items, sets = load_data(cfg, tmp_path)
+    assert len(train_items) == 3 * len(plain_train) > 0
+    assert [u.id for u in sets["val"]] == [u.id for u in plain_sets["val"]]
+    with pytest.raises(SystemExit, match="not in sources"):
+        load_data(STTTrainConfig(sources=[manifest], source_repeats={"corpus/typo.jsonl": 2}), tmp_path)

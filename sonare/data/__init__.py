@@ -23,7 +23,8 @@ Manifest record fields:
     teacher, voice, rate
     transform     speaker transform (pitch_semitones, pitch_range, formant_ratio, tempo); {} = none
     augment       acoustic chain (reverb, noise, telephone, gain_db, clip); {} = clean
-    language, duration (s), sample_rate (22050 Piper/espeak native, 16000 flite/festival/augmented)
+    language, duration (s), sample_rate (22050 Piper/espeak native, 24000 Kokoro, 16000
+                  flite/festival/augmented)
     split         "train" or "heldout" (held-out speakers, voices and sentences)
     section, tasks ("tts", "stt", "turn")
     alignment     how phones were timed: {"method": "engine", matched, covered} or {"method": "dtw", cost}

@@ -42,6 +42,10 @@ LOG_POWER_PER_DB = math.log(10) / 10  # log-mel frames hold natural-log power: a
 @dataclass
 class STTTrainConfig:
     sources: list[str]  # corpus manifests, transcribed-audio manifests or LibriSpeech-style folders
+    # How many times a source's training utterances enter each pass over the data (source -> count, 1 when not
+    # named): weights a small source of voices the others lack without dropping the ones that keep the model
+    # from forgetting. The copies go into different batches (make_batches).
+    source_repeats: dict[str, int] = field(default_factory=dict)
     run_dir: str = "runs/stt"
     teachers_out: list[str] = field(default_factory=list)  # teachers never trained on
     model: dict = field(default_factory=dict)  # STTConfig fields
@@ -92,16 +96,28 @@ def _is_validation(item: Utterance, fraction: float) -> bool:
 
 
 def make_batches(items: list[Utterance], batch_frames: int, max_frames: int, rng: random.Random) -> list[list[int]]:
-    """Length-sorted buckets of indices under a frame budget, in random order."""
-    order = sorted(range(len(items)), key=lambda i: min(len(items[i].mel), max_frames) + rng.random())
-    batches, current = [], []
-    for i in order:  # ascending, so item i is the longest of its batch
-        if current and min(len(items[i].mel), max_frames) * (len(current) + 1) > batch_frames:
+    """Length-sorted buckets of indices under a frame budget, in random order. An utterance listed k times (a
+    repeated source) goes into k different batches: its second listing is bucketed with the other second
+    listings, and so on."""
+    listings: dict[int, int] = {}
+    layers: list[list[int]] = []
+    for i, item in enumerate(items):
+        copy = listings.get(id(item), 0)
+        listings[id(item)] = copy + 1
+        if copy == len(layers):
+            layers.append([])
+        layers[copy].append(i)
+    batches = []
+    for layer in layers:
+        order = sorted(layer, key=lambda i: min(len(items[i].mel), max_frames) + rng.random())
+        current: list[int] = []
+        for i in order:  # ascending, so item i is the longest of its batch
+            if current and min(len(items[i].mel), max_frames) * (len(current) + 1) > batch_frames:
+                batches.append(current)
+                current = []
+            current.append(i)
+        if current:
             batches.append(current)
-            current = []
-        current.append(i)
-    if current:
-        batches.append(current)
     rng.shuffle(batches)
     return batches
 
@@ -228,17 +244,21 @@ def fit_ctc(items: list[Utterance], ctc_per_frame: int) -> list[Utterance]:
 
 
 def load_data(cfg: STTTrainConfig, run: Path) -> tuple[list[Utterance], dict[str, list[Utterance]]]:
-    train_all, heldout = [], []
+    unknown = sorted(set(cfg.source_repeats) - set(cfg.sources))
+    if unknown:
+        raise SystemExit(f"source_repeats names a source that is not in sources: {unknown[0]}")
+    train, held_back, heldout = [], [], []
     for source in cfg.sources:
-        train_all += load_source(source, "train", run / "features", cfg.teachers_out)
+        items = load_source(source, "train", run / "features", cfg.teachers_out)
+        items = fit_ctc(items, cfg.model.get("ctc_per_frame", 1))
+        # Conversations are few and each has several pauses: a larger share of them picks the turn thresholds.
+        held = [_is_validation(u, cfg.val_turn_fraction if u.pauses else cfg.val_fraction) for u in items]
+        train += [u for u, h in zip(items, held, strict=True) if not h] * cfg.source_repeats.get(source, 1)
+        held_back += [u for u, h in zip(items, held, strict=True) if h]
         heldout += load_source(source, "heldout", run / "features")
-    train_all = fit_ctc(train_all, cfg.model.get("ctc_per_frame", 1))
-    # Conversations are few and each has several pauses: a larger share of them picks the turn thresholds.
-    held = [_is_validation(u, cfg.val_turn_fraction if u.pauses else cfg.val_fraction) for u in train_all]
-    train = [u for u, h in zip(train_all, held, strict=True) if not h]
     # Validation clips are those a model with one CTC frame per encoder frame can spell, whatever this model's
     # frames: runs of either kind are then scored on the same clips.
-    held_back = fit_ctc([u for u, h in zip(train_all, held, strict=True) if h], 1)
+    held_back = fit_ctc(held_back, 1)
     heldout = fit_ctc(heldout, 1)
     rng = random.Random(cfg.seed)
     sets = {

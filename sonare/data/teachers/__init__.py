@@ -53,6 +53,7 @@ _ENGINES = {
     "espeak": "sonare.data.teachers.espeak:EspeakTeacher",
     "flite": "sonare.data.teachers.flite:FliteTeacher",
     "festival": "sonare.data.teachers.festival:FestivalTeacher",
+    "kokoro": "sonare.data.teachers.kokoro:KokoroTeacher",
 }
 
 _instances: dict[str, Teacher] = {}
