@@ -87,7 +87,7 @@ def test_kokoro_speaks_its_voices_and_their_blends():
     assert one.duration > 0.5 and np.abs(one.audio).max() > 0.01
     fast = teacher.synthesize("Hello there, how are you?", "jm_kumo", rate=1.5)
     assert fast.duration < one.duration * 0.8
-    blend = teacher.synthesize("Hello there, how are you?", "jf_alpha+jm_kumo")
+    blend = teacher.synthesize("Hello there, how are you?", "jf_alpha+jf_nezumi+jm_kumo")
     assert blend.duration > 0.5 and not np.array_equal(blend.audio[: len(one.audio)], one.audio[: len(blend.audio)])
     with pytest.raises(ValueError, match="no voice"):
         teacher.synthesize("Hello.", "jf_nobody")

@@ -6,9 +6,9 @@ The acoustic model is the multilingual one, so it reads English phonemes in thes
 speakers with a light accent, unlike every other teacher here but Piper's joe. The model arrives split over
 four wheels and is joined in memory (checked against the wheel's SHA-256), never downloaded.
 
-A voice is a style table (one 256-number style per input length, as Kokoro picks them); "a+b" names the
-average of voices a and b, a speaker none of the five is. Kokoro reports no phoneme timings, so
-`sonare.data.align` aligns its audio.
+A voice is a style table (one 256-number style per input length, as Kokoro picks them); "a+b" (or "a+b+c")
+names the average of those voices, a speaker none of the five is; `voices()` lists the five and their pairs.
+Kokoro reports no phoneme timings, so `sonare.data.align` aligns its audio.
 """
 
 from __future__ import annotations
