@@ -75,6 +75,8 @@ def test_kokoro_reads_english_phonemes_in_its_symbols():
     runs = kokoro_phonemes(", ".join(["the quick brown fox jumps over the lazy dog"] * 30) + ".")
     assert len(runs) > 1 and all(len(r) <= 510 for r in runs)
     assert all(r.endswith((",", ".")) for r in runs)
+    with pytest.raises(ValueError, match="longer than Kokoro reads"):
+        kokoro_phonemes(" ".join(["the quick brown fox jumps over the lazy dog"] * 30) + ".")
 
 
 def test_kokoro_speaks_its_voices_and_their_blends():

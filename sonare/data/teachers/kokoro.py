@@ -43,7 +43,6 @@ _PHONEME_SPELLING = {
     "ɾ": "T",
     "r": "ɹ",
     "ɐ": "ə",
-    "ː": "",
 }
 _SYLLABIC = "\u0329"
 
@@ -58,7 +57,8 @@ def _kokoro_phoneme(phoneme: str) -> str:
 
 def kokoro_phonemes(text: str) -> list[str]:
     """Kokoro's phoneme strings for `text`: one, unless it is longer than Kokoro takes, then runs of whole
-    clauses (a clause ends at punctuation), each short enough."""
+    clauses (a clause ends at punctuation), each short enough. A clause too long on its own is refused: cut, its
+    audio would miss words that its transcript has."""
     clauses: list[str] = [""]
     for item in phonemize(text, "en-us"):
         if isinstance(item, Word):
@@ -69,10 +69,12 @@ def kokoro_phonemes(text: str) -> list[str]:
             clauses.append("")
     runs = [""]
     for clause in filter(None, clauses):
+        if len(clause) > _MAX_TOKENS:
+            raise ValueError(f"a clause of {len(clause)} phonemes is longer than Kokoro reads ({_MAX_TOKENS})")
         if runs[-1] and len(runs[-1]) + 1 + len(clause) > _MAX_TOKENS:
             runs.append("")
         runs[-1] = f"{runs[-1]} {clause}" if runs[-1] else clause
-    return [run[:_MAX_TOKENS] for run in runs if run]
+    return [run for run in runs if run]
 
 
 class KokoroTeacher:
