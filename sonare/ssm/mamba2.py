@@ -144,25 +144,27 @@ class Mamba2(nn.Module):
 
         z, xbc, dt = self._split_projection(self.in_proj(u))
 
-        # Causal depthwise conv over [carried K-1 inputs, new inputs].
-        xbc_t = torch.cat([state["conv"], xbc.transpose(1, 2)], dim=2)  # (B, conv_dim, K-1+L)
-        xbc_conv = F.conv1d(xbc_t, self.conv_weight.unsqueeze(1), self.conv_bias, groups=c.conv_dim)
-        xbc_conv = F.silu(xbc_conv.transpose(1, 2))  # (B, L, conv_dim)
+        # Causal depthwise conv over [carried K-1 inputs, new inputs], time-major: K shifted multiply-adds cost
+        # less than conv1d (forward and backward) on these shapes and need no transposes.
+        xbc_t = torch.cat([state["conv"].transpose(1, 2), xbc], dim=1)  # (B, K-1+L, conv_dim)
+        weight = self.conv_weight.t()  # (K, conv_dim)
+        xbc_conv = self.conv_bias + xbc_t[:, :seqlen] * weight[0]
+        for k in range(1, c.d_conv):
+            xbc_conv = torch.addcmul(xbc_conv, xbc_t[:, k : k + seqlen], weight[k])
+        xbc_conv = F.silu(xbc_conv)  # (B, L, conv_dim)
         # The new conv state is the K-1 inputs ending at each row's last valid frame.
         window = lengths[:, None] + torch.arange(c.d_conv - 1, device=u.device)[None, :]  # (B, K-1)
-        new_conv = torch.gather(xbc_t, 2, window[:, None, :].expand(-1, c.conv_dim, -1))
+        new_conv = torch.gather(xbc_t, 1, window[:, :, None].expand(-1, -1, c.conv_dim)).transpose(1, 2)
 
         x, b, cm = self._split_conv_output(xbc_conv)
         valid = torch.arange(seqlen, device=u.device)[None, :] < lengths[:, None]  # (B, L)
         dt = F.softplus(dt + self.dt_bias) * valid[..., None]  # dt = 0 freezes the state on padding
         a = -torch.exp(self.A_log)
 
-        y, new_ssm = ssd_chunked(
-            x, dt, a, self._heads_per_group(b), self._heads_per_group(cm), state["ssm"], c.chunk_size
-        )
+        y, new_ssm = ssd_chunked(x, dt, a, b, cm, state["ssm"], c.chunk_size)
         y = y + x * self.D[:, None]
         y = y.reshape(bsz, seqlen, c.d_inner)
-        return self._gate_and_project(y, z), BatchState({"conv": new_conv, "ssm": new_ssm})
+        return self._gate_and_project(y, z), BatchState({"conv": new_conv.contiguous(), "ssm": new_ssm})
 
     # -- path 3: one frame --------------------------------------------------------------------------------
 
@@ -189,10 +191,15 @@ def ssd_chunked(
 ) -> tuple[Tensor, Tensor]:
     """The SSD scan.
 
-    x: (B, L, H, P)  dt: (B, L, H)  a: (H,) negative  b, c: (B, L, H, N)  initial: (B, H, P, N)
+    x: (B, L, H, P)  dt: (B, L, H)  a: (H,) negative  b, c: (B, L, G, N)  initial: (B, H, P, N)
     returns y: (B, L, H, P) (without the D skip) and the final state (B, H, P, N).
+
+    Heads are split as (G, R) with R = H / G heads per group, so each group's C.B products are computed once
+    and shared by its R heads rather than repeated per head.
     """
     bsz, seqlen, h, p = x.shape
+    g, n = b.shape[-2:]
+    r = h // g
     # A streaming step is shorter than a chunk: one chunk of exactly its length gives the same result without
     # paying for the padding (the quadratic form grows with the chunk's square).
     chunk = max(1, min(chunk, seqlen))
@@ -201,33 +208,34 @@ def ssd_chunked(
         x, dt, b, c = (F.pad(t, (0, 0) * (t.dim() - 2) + (0, pad)) for t in (x, dt, b, c))
     n_chunks = x.shape[1] // chunk
 
-    def chunked(t: Tensor) -> Tensor:  # (B, L, ...) -> (B, C_, Q, ...)
-        return t.reshape(bsz, n_chunks, chunk, *t.shape[2:])
-
-    x, dt, b, c = chunked(x), chunked(dt), chunked(b), chunked(c)
-    xdt = x * dt[..., None]  # (B, C_, Q, H, P)
-    log_decay = torch.cumsum((dt * a).permute(0, 3, 1, 2), dim=-1)  # (B, H, C_, Q), non-increasing
+    x = x.reshape(bsz, n_chunks, chunk, g, r, p)  # (B, C_, Q, G, R, P)
+    dt = dt.reshape(bsz, n_chunks, chunk, g, r)
+    b = b.reshape(bsz, n_chunks, chunk, g, n)  # (B, C_, Q, G, N)
+    c = c.reshape(bsz, n_chunks, chunk, g, n)
+    xdt = x * dt[..., None]
+    log_decay = torch.cumsum((dt * a.reshape(g, r)).permute(0, 3, 4, 1, 2), dim=-1)  # (B, G, R, C_, Q)
 
     # Inside a chunk: y_i = sum_{j<=i} (C_i . B_j) exp(cum_i - cum_j) dt_j x_j.
     causal = torch.ones(chunk, chunk, dtype=torch.bool, device=x.device).tril()
-    diff = log_decay[..., :, None] - log_decay[..., None, :]  # (B, H, C_, Q, Q)
+    diff = log_decay[..., :, None] - log_decay[..., None, :]  # (B, G, R, C_, Q, Q)
     decay_matrix = torch.exp(diff.masked_fill(~causal, -math.inf))
-    scores = torch.einsum("bcihn,bcjhn->bhcij", c, b) * decay_matrix
-    y = torch.einsum("bhcij,bcjhp->bcihp", scores, xdt)
+    scores = torch.einsum("bcign,bcjgn->bgcij", c, b)[:, :, None] * decay_matrix  # (B, G, R, C_, Q, Q)
+    y = torch.einsum("bgrcij,bcjgrp->bcigrp", scores, xdt)
 
     # Each chunk's own contribution to the state at its end.
-    to_end = torch.exp(log_decay[..., -1:] - log_decay)  # (B, H, C_, Q)
-    chunk_states = torch.einsum("bcjhn,bhcj,bcjhp->bchpn", b, to_end, xdt)  # (B, C_, H, P, N)
-    chunk_decay = torch.exp(log_decay[..., -1])  # (B, H, C_)
+    to_end = torch.exp(log_decay[..., -1:] - log_decay)  # (B, G, R, C_, Q)
+    chunk_states = torch.einsum("bcjgn,bgrcj,bcjgrp->bcgrpn", b, to_end, xdt)  # (B, C_, G, R, P, N)
+    chunk_decay = torch.exp(log_decay[..., -1])  # (B, G, R, C_)
 
-    # Between chunks: a short recurrence carries the state in, and its effect on each output.
+    # Between chunks: a short recurrence carries the state in, and its effect on each output. (unbind, not
+    # indexing: its backward is one stack, where each index would fill a full-size zero gradient.)
     entering = []
-    s = initial
-    for k in range(n_chunks):
+    s = initial.reshape(bsz, g, r, p, n)
+    for state_k, decay_k in zip(chunk_states.unbind(1), chunk_decay.unbind(-1), strict=True):
         entering.append(s)
-        s = s * chunk_decay[:, :, k, None, None] + chunk_states[:, k]
-    entering = torch.stack(entering, dim=1)  # (B, C_, H, P, N)
-    y = y + torch.einsum("bcihn,bchpn,bhci->bcihp", c, entering, torch.exp(log_decay))
+        s = s * decay_k[..., None, None] + state_k
+    entering = torch.stack(entering, dim=1)  # (B, C_, G, R, P, N)
+    y = y + torch.einsum("bcign,bcgrpn,bgrci->bcigrp", c, entering, torch.exp(log_decay))
 
     y = y.reshape(bsz, n_chunks * chunk, h, p)[:, :seqlen]
-    return y, s
+    return y, s.reshape(bsz, h, p, n)
