@@ -6,7 +6,7 @@ it was at `--reference` (loaded from git), interleaved so that both see the same
   train: forward and backward, dropout on, of one batch of the training recipe's shape (8 rows of 1,248 log-mel
          frames: 100 s of audio, what `batch_frames: 10000` gives) on `--threads` threads, wall time;
   file:  inference on one stream's 2 s step (200 log-mel frames, the most a step encodes when a whole file is
-         sent: `MAX_FRAMES_PER_STEP`), one thread, this thread's CPU time.
+         sent before session 19), one thread, this thread's CPU time.
 
 Both revisions compute the same function: the script checks that outputs and gradients agree before timing.
 

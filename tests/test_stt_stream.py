@@ -197,6 +197,21 @@ def test_batched_streams_match_single_streams(recognizer, speech):
         assert [e for e in a if isinstance(e, TurnEvent)] == [e for e in b if isinstance(e, TurnEvent)]
 
 
+def test_a_step_shares_its_frame_budget_among_its_streams(recognizer, speech):
+    """A stream with seconds of audio queued takes the whole budget alone and an equal share beside others."""
+    from sonare.stt.model import SUBSAMPLING
+    from sonare.stt.stream import STEP_FRAME_BUDGET
+
+    audio, rate, _ = speech
+    assert len(audio) / rate > STEP_FRAME_BUDGET * SUBSAMPLING * 0.01  # more than one step's budget
+    for n in (1, 2, 3):
+        sessions = [recognizer.open(RecognitionOptions(sample_rate=rate)) for _ in range(n)]
+        for s in sessions:
+            s.push(AudioIn(audio))
+        recognizer.step(recognizer.new_state(n), sessions)
+        assert [s.frames_encoded for s in sessions] == [STEP_FRAME_BUDGET // n * SUBSAMPLING] * n
+
+
 def test_state_per_stream_is_constant(recognizer, speech):
     audio, rate, _ = speech
     session = recognizer.open(RecognitionOptions(sample_rate=rate))

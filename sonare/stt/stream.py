@@ -4,8 +4,8 @@ Per stream, audio arrives in chunks of any size at the client's rate. `push` res
 it into log-mel frames at once (both stream exactly, whatever the chunking). Each engine step then, for every
 stream with at least one whole 40 ms encoder frame queued,
 
-  1. runs the subsampler and SSM encoder over all its queued frames (up to MAX_FRAMES_PER_STEP), rows of
-     different lengths batched together through the carried-state forward,
+  1. runs the subsampler and SSM encoder over all its queued frames (up to a share of STEP_FRAME_BUDGET), rows
+     of different lengths batched together through the carried-state forward,
   2. decodes the CTC head into words (beam search with the word language model stored beside the weights,
      or greedily when there is none), emitting a partial transcript when the text changed,
   3. feeds the turn head to the turn tracker: start / eager_end / resume / end events, with the turn's final
@@ -46,7 +46,11 @@ from sonare.stt.model import SUBSAMPLING, TURN_END, TURN_SPEECH, STTModel, frame
 from sonare.stt.turns import TurnTracker
 
 MIN_RATE, MAX_RATE = 8000, 48000
-MAX_FRAMES_PER_STEP = 50  # 2 s of audio: a file sent at once is encoded over several steps, not in one stall
+# Encoder frames one step may encode, all rows together (rows x longest row, since shorter rows are padded): a
+# file sent at once is encoded over several steps, not in one stall, and a stream catching up shares the step
+# with live ones. Alone, a stream takes 4 s of audio a step; each step costs a fixed ~10 ms of operator overhead
+# on a CPU, so 4 s steps run a file at 0.8x the encoder time of 2 s steps.
+STEP_FRAME_BUDGET = 100
 LANGUAGES = ("en",)
 
 
@@ -114,9 +118,9 @@ class STTSession:
         limit = self.marks[0].after_frames - self.frames_encoded if self.marks else self.n_queued
         return min(self.n_queued, limit) // SUBSAMPLING * SUBSAMPLING if limit > 0 else 0
 
-    def take_frames(self) -> np.ndarray:
-        """The log-mel rows for the next step (a multiple of SUBSAMPLING)."""
-        n = min(self.encodable_frames(), MAX_FRAMES_PER_STEP * SUBSAMPLING)
+    def take_frames(self, max_frames: int) -> np.ndarray:
+        """The log-mel rows for the next step: at most `max_frames` encoder frames (a multiple of SUBSAMPLING)."""
+        n = min(self.encodable_frames(), max_frames * SUBSAMPLING)
         joined = np.concatenate(self.queued) if self.queued else np.zeros((0, N_MELS), np.float32)
         self.queued.clear()
         if n < len(joined):
@@ -184,7 +188,8 @@ class STTStreamingModel:
         events: list[list[Any]] = [[] for _ in sessions]
         rows = [i for i, s in enumerate(sessions) if s.encodable()]
         if rows:
-            frames = [sessions[i].take_frames() for i in rows]
+            share = max(1, STEP_FRAME_BUDGET // len(rows))
+            frames = [sessions[i].take_frames(share) for i in rows]
             lengths = torch.tensor([len(f) // SUBSAMPLING for f in frames])
             mel = torch.zeros(len(rows), int(lengths.max()) * SUBSAMPLING, N_MELS)
             for r, f in enumerate(frames):
