@@ -48,8 +48,8 @@ from sonare.stt.turns import TurnTracker
 MIN_RATE, MAX_RATE = 8000, 48000
 # Encoder frames one step may encode, all rows together (rows x longest row, since shorter rows are padded): a
 # file sent at once is encoded over several steps, not in one stall, and a stream catching up shares the step
-# with live ones. Alone, a stream takes 4 s of audio a step; each step costs a fixed ~10 ms of operator overhead
-# on a CPU, so 4 s steps run a file at 0.8x the encoder time of 2 s steps.
+# with live ones. Alone, a stream takes 4 s of audio a step: each step pays a fixed cost of operator calls on a
+# CPU, so longer steps run a file faster (docs/benchmarks.md, STT, session 19).
 STEP_FRAME_BUDGET = 100
 LANGUAGES = ("en",)
 
