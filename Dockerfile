@@ -37,10 +37,12 @@ COPY --from=build /opt/sonare /opt/sonare
 RUN useradd --system --uid 10001 --user-group --home-dir /var/lib/sonare --create-home sonare
 # The listen address and port come from CMD, so SageMaker's `serve` (which replaces CMD) falls back to
 # its own contract: SAGEMAKER_BIND_TO_PORT, /opt/ml/model. Listening on 0.0.0.0 needs SONARE_API_KEYS or
-# SONARE_BEHIND_PROXY=true; without either the server refuses to start and says so.
+# SONARE_BEHIND_PROXY=true; without either the server refuses to start and says so. Numba caches the compiled
+# CPU inference step where any user can write (the package's own folder is read-only here).
 ENV PATH=/opt/sonare/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     SONARE_DATA_DIR=/var/lib/sonare \
+    NUMBA_CACHE_DIR=/tmp/sonare-numba \
     SONARE_LOG_FORMAT=json
 # Non-root by default (Kubernetes, ECS). SageMaker expects containers to run as root: build its image
 # with --build-arg SERVICE_USER=root.

@@ -1,16 +1,18 @@
-"""`SSMStack` inference on a CPU over a few frames, in NumPy: the same arithmetic as `Mamba2`, less overhead.
+"""`SSMStack` inference on a CPU over a few frames: the same arithmetic as `Mamba2`, compiled, far less overhead.
 
 A live stream advances the stack one 40 ms frame (or a few) at a time on vectors of a few hundred numbers, where
-the work is tiny and each operator's fixed cost dominates: about 5 µs per PyTorch op against about 1 µs per
-NumPy op on this hardware, and the chunked scan runs many more ops than a plain recurrence. `SSMStack` runs this
-path for one frame per row at any batch and for up to `NUMPY_MAX_ROWS` rows (batch x frames) in all
-(`benchmarks/stt_step.py` measures both): the projections as one product over all rows, then the recurrence
-frame by frame.
+the work is tiny and each operator's fixed cost dominates: about 5 µs per PyTorch op and 1-3 µs per NumPy op on
+this hardware, and a Mamba-2 block is some fifty of them. Here each block is one call to a function compiled by
+Numba (`_block_steps`): the pre-norm, the input projection, the causal convolution, the recurrence frame by frame,
+the gate and the output projection in one pass over the block's arrays, the two projections as BLAS products
+over all rows. `SSMStack` runs this path for one frame per row at any batch and for up to `NUMPY_MAX_ROWS` rows
+(batch x frames) in all (`benchmarks/stt_step.py` measures both).
 
-Weights are read through views of the module's parameters (no copy), except the two projections, kept as
-transposed copies, so that every product reads a C-contiguous matrix, for one row as for many.
-The copies are rebuilt when the projections change in place (their version counters) or are replaced as a
-whole (`.to()`: the final norm's storage address moves).
+Weights are read through views of the module's parameters (no copy), except the two projections and the
+convolution kernel, kept as transposed copies, so that every product and the convolution's loops read contiguous
+rows. The copies are rebuilt when those weights change in place (their version counters) or are replaced as a
+whole (`.to()`: the final norm's storage address moves). Numba compiles the block once per dtype and caches the
+machine code on disk (`cache=True`), so a later process starts without compiling.
 
 Shapes as in `sonare.ssm.mamba2`: x (B, L, D); conv state (B, conv_dim, K-1); ssm state (B, H, P, N).
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numba
 import numpy as np
 import torch
 from threadpoolctl import ThreadpoolController
@@ -32,23 +35,23 @@ if TYPE_CHECKING:
     from sonare.ssm.stack import SSMStack
 
 # These products are too small to gain from threads, and a BLAS that spreads them over busy cores waits for its
-# threads: NumPy's BLAS runs them on the calling thread.
+# threads: the BLAS runs them on the calling thread.
 _THREADPOOLS = ThreadpoolController()
 
 
 @dataclass(frozen=True)
 class _Layer:
-    """One block's parameters: NumPy views, and the projections as transposed copies."""
+    """One block's parameters: NumPy views, and the projections and convolution kernel as transposed copies."""
 
     cfg: Mamba2Config
     norm: np.ndarray  # (D,) the block's pre-norm
     norm_eps: float
     in_proj_t: np.ndarray  # (D, 2E + 2GN + H)
-    conv_weight: np.ndarray  # (conv_dim, K)
+    conv_weight_t: np.ndarray  # (K, conv_dim)
     conv_bias: np.ndarray
     dt_bias: np.ndarray  # (H,)
     a_log: np.ndarray  # (H,)
-    d: np.ndarray  # (H, 1)
+    d: np.ndarray  # (H,)
     gate_norm: np.ndarray  # (E,)
     gate_eps: float
     out_proj_t: np.ndarray  # (E, D)
@@ -57,8 +60,8 @@ class _Layer:
 def _views(stack: SSMStack) -> tuple[list[_Layer], np.ndarray]:
     cached = getattr(stack, "_numpy_views", None)
     if cached is not None:
-        pointer, projections, version, layers, final_norm = cached
-        if pointer == stack.norm.weight.data_ptr() and version == sum(p._version for p in projections):
+        pointer, copied, version, layers, final_norm = cached
+        if pointer == stack.norm.weight.data_ptr() and version == sum(p._version for p in copied):
             return layers, final_norm
 
     def v(t: Tensor) -> np.ndarray:
@@ -76,84 +79,141 @@ def _views(stack: SSMStack) -> tuple[list[_Layer], np.ndarray]:
                 norm=v(block.norm.weight),
                 norm_eps=block.norm.eps,
                 in_proj_t=transposed(m.in_proj.weight),
-                conv_weight=v(m.conv_weight),
+                conv_weight_t=transposed(m.conv_weight),
                 conv_bias=v(m.conv_bias),
                 dt_bias=v(m.dt_bias),
                 a_log=v(m.A_log),
-                d=v(m.D)[:, None],
+                d=v(m.D),
                 gate_norm=v(m.norm.weight),
                 gate_eps=m.norm.eps,
                 out_proj_t=transposed(m.out_proj.weight),
             )
         )
-    projections = [w for block in stack.layers for w in (block.mixer.in_proj.weight, block.mixer.out_proj.weight)]
-    version = sum(p._version for p in projections)
-    stack._numpy_views = (stack.norm.weight.data_ptr(), projections, version, layers, v(stack.norm.weight))
+    copied = [
+        w
+        for block in stack.layers
+        for w in (block.mixer.in_proj.weight, block.mixer.conv_weight, block.mixer.out_proj.weight)
+    ]
+    version = sum(p._version for p in copied)
+    stack._numpy_views = (stack.norm.weight.data_ptr(), copied, version, layers, v(stack.norm.weight))
     return layers, v(stack.norm.weight)
 
 
-def _silu(v: np.ndarray) -> np.ndarray:
-    return v / (1 + np.exp(-v))
+@numba.njit(cache=True, nogil=True, fastmath=True)
+def _block_steps(
+    h, norm, norm_eps, in_proj_t, conv_weight_t, conv_bias, dt_bias, a_log, d, gate_norm, gate_eps, out_proj_t,
+    conv, ssm, lengths, n_groups, head_dim,
+):  # fmt: skip
+    """One residual block over L frames: h (B, L, D) -> h + Mamba2(RMSNorm(h)), and the conv and ssm states after
+    each row's last valid frame (`lengths` (B,); frames at t >= lengths[b] leave the state as it was).
+
+    Scalars stay in the arrays' precision (in Numba a float32 meeting an integer or a float64 becomes a float64),
+    and the recurrence's inner loop runs over 1-D views, which LLVM vectorises (indexing the 4-D state inside it
+    ran six times slower)."""
+    zero, one = h.dtype.type(0.0), h.dtype.type(1.0)
+    norm_eps, gate_eps = h.dtype.type(norm_eps), h.dtype.type(gate_eps)
+    bsz, length, d_model = h.shape
+    n_heads = a_log.shape[0]
+    d_inner = n_heads * head_dim
+    d_state = ssm.shape[3]
+    kernel, conv_dim = conv_weight_t.shape
+    carried = kernel - 1
+    heads_per_group = n_heads // n_groups
+    b_at, c_at, dt_at = d_inner, d_inner + n_groups * d_state, d_inner + conv_dim  # offsets in xBC and zxbcdt
+    rate = np.exp(a_log)  # the decay over dt is exp(-dt * rate)
+
+    rows = h.reshape(bsz * length, d_model)
+    u = np.empty_like(rows)
+    for r in range(bsz * length):  # the block's pre-norm
+        total = zero
+        for i in range(d_model):
+            total += rows[r, i] * rows[r, i]
+        scale = one / np.sqrt(total / h.dtype.type(d_model) + norm_eps)
+        for i in range(d_model):
+            u[r, i] = rows[r, i] * scale * norm[i]
+    zxbcdt = np.dot(u, in_proj_t)  # (B·L, E + conv_dim + H): the gate z, the conv input xBC, dt
+
+    new_conv = np.empty_like(conv)
+    new_ssm = ssm.copy()
+    gated = np.empty((bsz * length, d_inner), h.dtype)
+    xbc = np.empty(conv_dim, h.dtype)
+    for b in range(bsz):
+        for t in range(length):
+            r = b * length + t
+            # Causal depthwise conv over [the K-1 carried inputs, the new ones]: window position t + j.
+            xbc[:] = conv_bias
+            for j in range(kernel):
+                weight = conv_weight_t[j]
+                if t + j < carried:
+                    for c in range(conv_dim):
+                        xbc[c] += conv[b, c, t + j] * weight[c]
+                else:
+                    inputs = zxbcdt[r + j - carried, d_inner : d_inner + conv_dim]
+                    for c in range(conv_dim):
+                        xbc[c] += inputs[c] * weight[c]
+            for c in range(conv_dim):
+                xbc[c] = xbc[c] / (one + np.exp(-xbc[c]))  # silu
+            y = gated[r]  # the SSM's output, gated in place below
+            for head in range(n_heads):
+                g = head // heads_per_group
+                b_in = xbc[b_at + g * d_state : b_at + (g + 1) * d_state]
+                c_out = xbc[c_at + g * d_state : c_at + (g + 1) * d_state]
+                raw = zxbcdt[r, dt_at + head] + dt_bias[head]
+                dt = raw if raw > 20 else np.log1p(np.exp(raw))  # softplus (PyTorch's threshold)
+                if t >= lengths[b]:
+                    dt = zero  # padding: decay 1 and no input, so the state passes through unchanged
+                decay = np.exp(-dt * rate[head])
+                states = new_ssm[b, head]
+                for p in range(head_dim):
+                    x = xbc[head * head_dim + p]
+                    xdt = x * dt
+                    row = states[p]
+                    acc = zero
+                    for n in range(d_state):
+                        s = row[n] * decay + xdt * b_in[n]
+                        row[n] = s
+                        acc += s * c_out[n]
+                    y[head * head_dim + p] = acc + x * d[head]
+            total = zero
+            for i in range(d_inner):  # gate by silu(z), then the gated norm
+                z = zxbcdt[r, i]
+                y[i] = y[i] * z / (one + np.exp(-z))
+                total += y[i] * y[i]
+            scale = one / np.sqrt(total / h.dtype.type(d_inner) + gate_eps)
+            for i in range(d_inner):
+                y[i] *= scale * gate_norm[i]
+        for j in range(carried):  # the K-1 inputs ending at the row's last valid frame
+            pos = lengths[b] + j
+            if pos < carried:
+                new_conv[b, :, j] = conv[b, :, pos]
+            else:
+                new_conv[b, :, j] = zxbcdt[b * length + pos - carried, d_inner : d_inner + conv_dim]
+    out = rows + np.dot(gated, out_proj_t)
+    return out.reshape(bsz, length, d_model), new_conv, new_ssm
 
 
 def _rms_norm(v: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
     return v / np.sqrt((v * v).sum(axis=-1, keepdims=True) / v.shape[-1] + eps) * weight
 
 
-def _mixer_steps(
-    w: _Layer, u: np.ndarray, conv: np.ndarray, ssm: np.ndarray, lengths: np.ndarray | None
-) -> tuple[np.ndarray, ...]:
-    """L Mamba-2 frames: u (B, L, D) normalised input -> y (B, L, D), the conv and ssm states after each row's
-    last valid frame. `lengths` (B,) marks a padded tail per row (None: every frame is valid)."""
-    c = w.cfg
-    e, gn, h, k = c.d_inner, c.n_groups * c.d_state, c.n_heads, c.d_conv
-    bsz, length, _ = u.shape
-    zxbcdt = (u.reshape(bsz * length, -1) @ w.in_proj_t).reshape(bsz, length, -1)
-    z, xbc, dt = zxbcdt[..., :e], zxbcdt[..., e : e + c.conv_dim], zxbcdt[..., e + c.conv_dim :]
-
-    window = np.concatenate([conv, xbc.transpose(0, 2, 1)], axis=2)  # (B, conv_dim, K-1+L)
-    mixed = w.conv_bias[:, None] + sum(window[:, :, j : j + length] * w.conv_weight[:, j : j + 1] for j in range(k))
-    xbc = _silu(mixed.transpose(0, 2, 1))  # (B, L, conv_dim)
-    x = xbc[..., :e].reshape(bsz, length, h, c.head_dim)
-    b = xbc[..., e : e + gn].reshape(bsz, length, c.n_groups, c.d_state)
-    cm = xbc[..., e + gn :].reshape(bsz, length, c.n_groups, c.d_state)
-    if c.n_groups > 1:  # each group's B and C serve H / G consecutive heads
-        b, cm = (np.repeat(t, h // c.n_groups, axis=2) for t in (b, cm))
-
-    dt = np.logaddexp(0, dt + w.dt_bias)  # softplus, (B, L, H)
-    if lengths is not None:  # dt = 0 on padding: decay 1 and no input, so the state passes through unchanged
-        dt = dt * (np.arange(length)[None, :] < lengths[:, None])[..., None]
-    decay = np.exp(-dt * np.exp(w.a_log))
-    xdt = dt[..., None] * x  # (B, L, H, P)
-    y = np.empty_like(x)
-    for t in range(length):  # the plain recurrence: for a few frames cheaper than the chunked form
-        ssm = ssm * decay[:, t, :, None, None] + xdt[:, t, :, :, None] * b[:, t, :, None, :]
-        y[:, t] = np.matmul(ssm, cm[:, t, :, :, None])[..., 0]
-    y = y + x * w.d  # (B, L, H, P)
-    y = _rms_norm(y.reshape(bsz, length, e) * _silu(z), w.gate_norm, w.gate_eps)
-    out = (y.reshape(bsz * length, e) @ w.out_proj_t).reshape(bsz, length, -1)
-    if lengths is None:
-        new_conv = window[:, :, length:]
-    else:  # the K-1 inputs ending at each row's last valid frame
-        new_conv = np.stack([window[i, :, n : n + k - 1] for i, n in enumerate(lengths.tolist())])
-    return out, new_conv, ssm
-
-
 def stack_steps(
     stack: SSMStack, x: Tensor, state: BatchState, lengths: Tensor | None = None
 ) -> tuple[Tensor, BatchState]:
-    """`stack(x, state, lengths)` computed in NumPy, frame by frame: x (B, L, D) -> (B, L, D) and the state
-    after each row's last valid frame (frames at t >= lengths[b] do not touch it)."""
+    """`stack(x, state, lengths)` computed frame by frame: x (B, L, D) -> (B, L, D) and the state after each
+    row's last valid frame (frames at t >= lengths[b] do not touch it)."""
     layers, final_norm = _views(stack)
-    h = x.detach().numpy()
+    h = np.ascontiguousarray(x.detach().numpy())
     bsz, length, _ = h.shape
-    ends = lengths.numpy() if lengths is not None and bool((lengths < length).any()) else None
+    ends = np.full(bsz, length, np.int64) if lengths is None else lengths.numpy().astype(np.int64)
     new = {}
     with _THREADPOOLS.limit(limits=1, user_api="blas"):
         for i, w in enumerate(layers):
-            u = _rms_norm(h, w.norm, w.norm_eps)
-            y, conv, ssm = _mixer_steps(w, u, state[f"{i}.conv"].numpy(), state[f"{i}.ssm"].numpy(), ends)
-            h = h + y
-            new[f"{i}.conv"], new[f"{i}.ssm"] = torch.from_numpy(np.ascontiguousarray(conv)), torch.from_numpy(ssm)
+            h, conv, ssm = _block_steps(
+                h, w.norm, w.norm_eps, w.in_proj_t, w.conv_weight_t, w.conv_bias, w.dt_bias, w.a_log, w.d,
+                w.gate_norm, w.gate_eps, w.out_proj_t,
+                np.ascontiguousarray(state[f"{i}.conv"].numpy()), np.ascontiguousarray(state[f"{i}.ssm"].numpy()),
+                ends, w.cfg.n_groups, w.cfg.head_dim,
+            )  # fmt: skip
+            new[f"{i}.conv"], new[f"{i}.ssm"] = torch.from_numpy(conv), torch.from_numpy(ssm)
     out = _rms_norm(h, final_norm, stack.norm.eps)
     return torch.from_numpy(out), BatchState(new)
