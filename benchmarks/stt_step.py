@@ -1,14 +1,13 @@
-"""The shipped recogniser's encoder over a few frames: the PyTorch path against the NumPy path CPU inference uses.
+"""The shipped recogniser's encoder over a few frames: the PyTorch path against the compiled path CPU inference uses.
 
-Without autograd on a CPU, `SSMStack` runs `sonare.ssm.numpy_step` (a frame-by-frame recurrence) for one frame
-per row at any batch and for inputs of at most `NUMPY_MAX_ROWS` rows (batch x frames), and PyTorch's chunked scan
-(`Mamba2.forward`) otherwise. This times both paths (PyTorch's being `Mamba2.step` for one frame, the chunked
+Without autograd on a CPU, `SSMStack` runs `sonare.ssm.cpu_step` (each block one Numba-compiled function, the
+recurrence frame by frame); with autograd, PyTorch's ops. This times both paths (PyTorch's being `Mamba2.step` for one frame, the chunked
 scan for more) on the shipped STT encoder (its real weights, a state warmed on noise) for several batch sizes
 (rows = live streams stepped together) and frame counts (a live stream's frames per step: 1 when it keeps up at
 40 ms, more when its client sends larger chunks), one thread, interleaved so that both see the same machine
 load. Compute time is this thread's CPU time.
 
-    python benchmarks/stt_step.py [--batches 1 4 16] [--frames 1 2 4 8 16 32] [--steps 200]
+    python benchmarks/stt_step.py [--batches 1 4 16] [--frames 1 2 4 8 16 32 64] [--steps 200]
 """
 
 from __future__ import annotations
@@ -22,12 +21,12 @@ import torch
 
 
 def main() -> None:
-    from sonare.ssm import numpy_step
+    from sonare.ssm import cpu_step
     from sonare.stt import load_default
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 4, 16])
-    parser.add_argument("--frames", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32])
+    parser.add_argument("--frames", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32, 64])
     parser.add_argument("--steps", type=int, default=200)
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -43,7 +42,7 @@ def main() -> None:
 
     def numpy_path(x, state):
         with torch.inference_mode():
-            return numpy_step.stack_steps(encoder, x, state)
+            return cpu_step.stack_steps(encoder, x, state)
 
     results = {}
     for batch in args.batches:

@@ -5,8 +5,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sonare.ssm import BatchState, Mamba2, Mamba2Config, SSMStack, numpy_step
-from sonare.ssm.stack import NUMPY_MAX_ROWS
+from sonare.ssm import BatchState, Mamba2, Mamba2Config, SSMStack, cpu_step
 
 TOL64 = 1e-10
 # The documented float32 tolerance: the chunked and stepwise orders round differently; 2e-4 absolute on outputs
@@ -159,7 +158,7 @@ def test_single_mixer_paths_agree():
 
 @pytest.mark.parametrize("groups,batch", [(1, 1), (1, 3), (2, 1), (2, 3)])
 def test_cpu_inference_step_equals_the_torch_step(groups, batch):
-    """Without autograd on a CPU, `step` runs in NumPy (sonare.ssm.numpy_step) at any batch; it must compute the
+    """Without autograd on a CPU, `step` runs in NumPy (sonare.ssm.cpu_step) at any batch; it must compute the
     same."""
     for dtype, tol in ((torch.float64, TOL64), (torch.float32, TOL32)):
         model = make_stack(groups=groups, dtype=dtype)
@@ -168,7 +167,7 @@ def test_cpu_inference_step_equals_the_torch_step(groups, batch):
         with torch.no_grad():
             y_numpy, s_numpy = run_steps(model, x, model.new_state(batch))
             # the dispatch really took the NumPy path: bit for bit what it computes
-            y_direct, _ = numpy_step.stack_steps(model, x[:, :1], model.new_state(batch))
+            y_direct, _ = cpu_step.stack_steps(model, x[:, :1], model.new_state(batch))
         assert torch.equal(y_direct[:, 0], y_numpy[:, 0]) and not torch.equal(y_torch[:, 0], y_numpy[:, 0])
         assert (y_torch - y_numpy).abs().max() < tol and max_diff(s_torch, s_numpy) < tol
         assert y_numpy.dtype == dtype and all(s_numpy[k].dtype == dtype for k in s_numpy)
@@ -190,24 +189,24 @@ def test_cpu_inference_frames_equal_the_chunked_scan(lengths, frames, groups):
     y_scan, s_scan = model(x, start, lengths)  # autograd on: the PyTorch path
     with torch.no_grad():
         y_numpy, s_numpy = model(x, start, lengths)
-        y_direct, _ = numpy_step.stack_steps(model, x, start, lengths)
+        y_direct, _ = cpu_step.stack_steps(model, x, start, lengths)
     assert torch.equal(y_direct, y_numpy)  # the dispatch took the NumPy path
     valid = torch.arange(frames)[None, :] < lengths[:, None]
     assert ((y_scan - y_numpy).abs() * valid[..., None]).max() < TOL64
     assert max_diff(s_scan, s_numpy) < TOL64
 
 
-def test_cpu_inference_takes_the_chunked_scan_for_many_frames_only():
+def test_cpu_inference_takes_the_compiled_path_for_long_and_wide_inputs():
+    """Any batch and length: the compiled path, equal to the chunked scan (autograd on: the PyTorch path)."""
     model = make_stack()
-    long = torch.randn(1, NUMPY_MAX_ROWS + 1, 16, dtype=torch.float64)
-    wide = torch.randn(NUMPY_MAX_ROWS + 1, 1, 16, dtype=torch.float64)
-    with torch.no_grad():
-        y_long, _ = model(long)
-        y_wide, _ = model(wide)
-        numpy_long, _ = numpy_step.stack_steps(model, long, model.new_state(1))
-        numpy_wide, _ = numpy_step.stack_steps(model, wide, model.new_state(len(wide)))
-    assert not torch.equal(y_long, numpy_long) and (y_long - numpy_long).abs().max() < TOL64
-    assert torch.equal(y_wide, numpy_wide)  # one frame per row: NumPy at any batch
+    for shape in ((1, 70, 16), (40, 1, 16), (3, 33, 16)):
+        x = torch.randn(*shape, dtype=torch.float64)
+        y_scan, s_scan = model(x)
+        with torch.no_grad():
+            y, s = model(x)
+            direct, _ = cpu_step.stack_steps(model, x, model.new_state(len(x)))
+        assert torch.equal(y, direct)
+        assert (y - y_scan).abs().max() < TOL64 and max_diff(s, s_scan) < TOL64
 
 
 def test_cpu_inference_step_follows_new_weights():

@@ -9,20 +9,17 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from sonare.ssm import numpy_step
+from sonare.ssm import cpu_step
 from sonare.ssm.mamba2 import Mamba2, Mamba2Config, RMSNorm
 from sonare.ssm.state import BatchState
 
-# On a CPU, NumPy's frame-by-frame recurrence beats PyTorch's ops, whose fixed cost outweighs the arithmetic on
-# small inputs, for one frame per row at any batch and for up to this many rows (batch x frames) in all
-# (`benchmarks/stt_step.py`).
-NUMPY_MAX_ROWS = 32
 
 
-def _numpy_inference(x: Tensor) -> bool:
-    frames = x.shape[1] if x.dim() == 3 else 1
-    fits = frames == 1 or x.shape[0] * frames <= NUMPY_MAX_ROWS
-    return x.device.type == "cpu" and not torch.is_grad_enabled() and fits
+def _compiled_inference(x: Tensor) -> bool:
+    """CPU inference runs the compiled frame-by-frame path: faster than PyTorch's ops at every batch and length
+    `benchmarks/stt_step.py` measures (one frame to 64 frames per row, 1 to 16 rows), since their fixed cost
+    outweighs the arithmetic on inputs of this size."""
+    return x.device.type == "cpu" and not torch.is_grad_enabled()
 
 
 class SSMBlock(nn.Module):
@@ -66,16 +63,16 @@ class SSMStack(nn.Module):
     def forward(
         self, x: Tensor, state: BatchState | None = None, lengths: Tensor | None = None
     ) -> tuple[Tensor, BatchState]:
-        if _numpy_inference(x):  # a few frames of CPU inference (live streams): the same scan, less overhead
-            return numpy_step.stack_steps(self, x, self.new_state(len(x)) if state is None else state, lengths)
+        if _compiled_inference(x):  # the same scan, less overhead
+            return cpu_step.stack_steps(self, x, self.new_state(len(x)) if state is None else state, lengths)
         parts = {}
         for i, layer in enumerate(self.layers):
             x, parts[str(i)] = layer(x, None if state is None else state.part(str(i)), lengths)
         return self.norm(x), BatchState.merge(parts)
 
     def step(self, x: Tensor, state: BatchState) -> tuple[Tensor, BatchState]:
-        if _numpy_inference(x):
-            y, state = numpy_step.stack_steps(self, x[:, None], state)
+        if _compiled_inference(x):
+            y, state = cpu_step.stack_steps(self, x[:, None], state)
             return y[:, 0], state
         parts = {}
         for i, layer in enumerate(self.layers):

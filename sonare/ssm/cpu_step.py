@@ -5,8 +5,8 @@ the work is tiny and each operator's fixed cost dominates: about 5 µs per PyTor
 this hardware, and a Mamba-2 block is some fifty of them. Here each block is one call to a function compiled by
 Numba (`_block_steps`): the pre-norm, the input projection, the causal convolution, the recurrence frame by frame,
 the gate and the output projection in one pass over the block's arrays, the two projections as BLAS products
-over all rows. `SSMStack` runs this path for one frame per row at any batch and for up to `NUMPY_MAX_ROWS` rows
-(batch x frames) in all (`benchmarks/stt_step.py` measures both).
+over all rows. `SSMStack` runs this path for all CPU inference: `benchmarks/stt_step.py` finds it faster than the
+PyTorch path at every batch and length it measures.
 
 Weights are read through views of the module's parameters (no copy), except the two projections and the
 convolution kernel, kept as transposed copies, so that every product and the convolution's loops read contiguous
