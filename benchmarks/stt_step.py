@@ -1,11 +1,11 @@
-"""The shipped recogniser's encoder over a few frames: the PyTorch path against the compiled path CPU inference uses.
+"""The shipped recogniser's encoder over a few frames: the PyTorch path against the compiled CPU inference path.
 
 Without autograd on a CPU, `SSMStack` runs `sonare.ssm.cpu_step` (each block one Numba-compiled function, the
-recurrence frame by frame); with autograd, PyTorch's ops. This times both paths (PyTorch's being `Mamba2.step` for one frame, the chunked
-scan for more) on the shipped STT encoder (its real weights, a state warmed on noise) for several batch sizes
-(rows = live streams stepped together) and frame counts (a live stream's frames per step: 1 when it keeps up at
-40 ms, more when its client sends larger chunks), one thread, interleaved so that both see the same machine
-load. Compute time is this thread's CPU time.
+recurrence frame by frame); with autograd, PyTorch's ops. This times both paths (PyTorch's being `Mamba2.step` for
+one frame, the chunked scan for more) on the shipped STT encoder (its real weights, a state warmed on noise) for
+several batch sizes (rows = live streams stepped together) and frame counts (a live stream's frames per step: 1
+when it keeps up at 40 ms, more when its client sends larger chunks), one thread, interleaved so that both see the
+same machine load. Compute time is this thread's CPU time.
 
     python benchmarks/stt_step.py [--batches 1 4 16] [--frames 1 2 4 8 16 32 64] [--steps 200]
 """

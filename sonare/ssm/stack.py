@@ -14,7 +14,6 @@ from sonare.ssm.mamba2 import Mamba2, Mamba2Config, RMSNorm
 from sonare.ssm.state import BatchState
 
 
-
 def _compiled_inference(x: Tensor) -> bool:
     """CPU inference runs the compiled frame-by-frame path: faster than PyTorch's ops at every batch and length
     `benchmarks/stt_step.py` measures (one frame to 64 frames per row, 1 to 16 rows), since their fixed cost
