@@ -41,6 +41,7 @@ class TTSTrainConfig:
     steps: int = 20000
     lr: float = 2e-3
     warmup: int = 500
+    lr_floor: float = 0.05  # the cosine ends at lr * lr_floor
     weight_decay: float = 0.01
     grad_clip: float = 1.0
     duration_weight: float = 0.5
@@ -193,7 +194,7 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
         if not batches:
             batches = make_batches(train_set, cfg.batch_frames, rng)
         batch = to_device(collate(batches.pop(), speakers), cfg.device)
-        lr = warmup_cosine(step, cfg.lr, cfg.warmup, cfg.steps, floor=0.05)
+        lr = warmup_cosine(step, cfg.lr, cfg.warmup, cfg.steps, floor=cfg.lr_floor)
         for group in opt.param_groups:
             group["lr"] = lr
         parts = losses(model, batch, cfg)
