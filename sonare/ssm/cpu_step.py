@@ -58,7 +58,7 @@ class _Layer:
 
 
 def _views(stack: SSMStack) -> tuple[list[_Layer], np.ndarray]:
-    cached = getattr(stack, "_numpy_views", None)
+    cached = getattr(stack, "_cpu_views", None)
     if cached is not None:
         pointer, copied, version, layers, final_norm = cached
         if pointer == stack.norm.weight.data_ptr() and version == sum(p._version for p in copied):
@@ -95,7 +95,7 @@ def _views(stack: SSMStack) -> tuple[list[_Layer], np.ndarray]:
         for w in (block.mixer.in_proj.weight, block.mixer.conv_weight, block.mixer.out_proj.weight)
     ]
     version = sum(p._version for p in copied)
-    stack._numpy_views = (stack.norm.weight.data_ptr(), copied, version, layers, v(stack.norm.weight))
+    stack._cpu_views = (stack.norm.weight.data_ptr(), copied, version, layers, v(stack.norm.weight))
     return layers, v(stack.norm.weight)
 
 
