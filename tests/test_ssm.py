@@ -158,19 +158,19 @@ def test_single_mixer_paths_agree():
 
 @pytest.mark.parametrize("groups,batch", [(1, 1), (1, 3), (2, 1), (2, 3)])
 def test_cpu_inference_step_equals_the_torch_step(groups, batch):
-    """Without autograd on a CPU, `step` runs in NumPy (sonare.ssm.cpu_step) at any batch; it must compute the
-    same."""
+    """Without autograd on a CPU, `step` runs the compiled path (sonare.ssm.cpu_step) at any batch; it must compute
+    the same."""
     for dtype, tol in ((torch.float64, TOL64), (torch.float32, TOL32)):
         model = make_stack(groups=groups, dtype=dtype)
         x = torch.randn(batch, 25, 16, dtype=dtype)
         y_torch, s_torch = run_steps(model, x, model.new_state(batch))  # autograd on: the PyTorch path
         with torch.no_grad():
-            y_numpy, s_numpy = run_steps(model, x, model.new_state(batch))
-            # the dispatch really took the NumPy path: bit for bit what it computes
+            y_cpu, s_cpu = run_steps(model, x, model.new_state(batch))
+            # the dispatch really took the compiled path: bit for bit what it computes
             y_direct, _ = cpu_step.stack_steps(model, x[:, :1], model.new_state(batch))
-        assert torch.equal(y_direct[:, 0], y_numpy[:, 0]) and not torch.equal(y_torch[:, 0], y_numpy[:, 0])
-        assert (y_torch - y_numpy).abs().max() < tol and max_diff(s_torch, s_numpy) < tol
-        assert y_numpy.dtype == dtype and all(s_numpy[k].dtype == dtype for k in s_numpy)
+        assert torch.equal(y_direct[:, 0], y_cpu[:, 0]) and not torch.equal(y_torch[:, 0], y_cpu[:, 0])
+        assert (y_torch - y_cpu).abs().max() < tol and max_diff(s_torch, s_cpu) < tol
+        assert y_cpu.dtype == dtype and all(s_cpu[k].dtype == dtype for k in s_cpu)
 
 
 @settings(max_examples=15, deadline=None)
@@ -180,7 +180,7 @@ def test_cpu_inference_step_equals_the_torch_step(groups, batch):
     groups=st.sampled_from([1, 2]),
 )
 def test_cpu_inference_frames_equal_the_chunked_scan(lengths, frames, groups):
-    """A few frames per row with a padded tail each: NumPy's recurrence against the chunked scan."""
+    """A few frames per row with a padded tail each: the compiled recurrence against the chunked scan."""
     model = make_stack(groups=groups, chunk=4)
     lengths = torch.tensor(lengths).clamp(max=frames)
     batch = len(lengths)
@@ -188,12 +188,12 @@ def test_cpu_inference_frames_equal_the_chunked_scan(lengths, frames, groups):
     x = torch.randn(batch, frames, 16, dtype=torch.float64)
     y_scan, s_scan = model(x, start, lengths)  # autograd on: the PyTorch path
     with torch.no_grad():
-        y_numpy, s_numpy = model(x, start, lengths)
+        y_cpu, s_cpu = model(x, start, lengths)
         y_direct, _ = cpu_step.stack_steps(model, x, start, lengths)
-    assert torch.equal(y_direct, y_numpy)  # the dispatch took the NumPy path
+    assert torch.equal(y_direct, y_cpu)  # the dispatch took the compiled path
     valid = torch.arange(frames)[None, :] < lengths[:, None]
-    assert ((y_scan - y_numpy).abs() * valid[..., None]).max() < TOL64
-    assert max_diff(s_scan, s_numpy) < TOL64
+    assert ((y_scan - y_cpu).abs() * valid[..., None]).max() < TOL64
+    assert max_diff(s_scan, s_cpu) < TOL64
 
 
 def test_cpu_inference_takes_the_compiled_path_for_long_and_wide_inputs():
