@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
+import scipy.linalg.cython_blas  # noqa: F401 - loads the BLAS Numba's np.dot calls (see _THREADPOOLS)
 import torch
 from threadpoolctl import ThreadpoolController
 from torch import Tensor
@@ -35,7 +36,8 @@ if TYPE_CHECKING:
     from sonare.ssm.stack import SSMStack
 
 # These products are too small to gain from threads, and a BLAS that spreads them over busy cores waits for its
-# threads: the BLAS runs them on the calling thread.
+# threads: they run on the calling thread. Numba's np.dot calls SciPy's BLAS, a library of its own beside NumPy's,
+# imported above so that the controller finds it (a library loaded after the controller is made, it leaves alone).
 _THREADPOOLS = ThreadpoolController()
 
 
