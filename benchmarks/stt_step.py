@@ -40,7 +40,7 @@ def main() -> None:
         with torch.enable_grad():  # PyTorch's own path (no tensor needs a gradient, so none is recorded)
             return encoder.step(x[:, 0], state) if x.shape[1] == 1 else encoder(x, state)
 
-    def numpy_path(x, state):
+    def compiled_path(x, state):
         with torch.inference_mode():
             return cpu_step.stack_steps(encoder, x, state)
 
@@ -50,9 +50,9 @@ def main() -> None:
             state = encoder(torch.randn(batch, 50, encoder.cfg.d_model, generator=rng))[1]
         for frames in args.frames:
             x = torch.randn(batch, frames, encoder.cfg.d_model, generator=rng)
-            times: dict[str, list[float]] = {"torch": [], "numpy": []}
+            times: dict[str, list[float]] = {"torch": [], "compiled": []}
             for _ in range(args.steps):
-                for name, fn in (("torch", torch_path), ("numpy", numpy_path)):
+                for name, fn in (("torch", torch_path), ("compiled", compiled_path)):
                     start = time.thread_time()
                     fn(x, state)
                     times[name].append((time.thread_time() - start) * 1e3)
@@ -60,12 +60,12 @@ def main() -> None:
                 name: {"p50_ms": float(np.median(t)), "p90_ms": float(np.percentile(t, 90))}
                 for name, t in times.items()
             }
-            row["speedup_p50"] = row["torch"]["p50_ms"] / row["numpy"]["p50_ms"]
+            row["speedup_p50"] = row["torch"]["p50_ms"] / row["compiled"]["p50_ms"]
             results[f"batch {batch} frames {frames}"] = row
             print(
                 f"batch {batch:3d} frames {frames:3d}: torch p50 {row['torch']['p50_ms']:.2f} ms "
-                f"(p90 {row['torch']['p90_ms']:.2f}), numpy p50 {row['numpy']['p50_ms']:.2f} ms "
-                f"(p90 {row['numpy']['p90_ms']:.2f}), speed-up {row['speedup_p50']:.2f}x",
+                f"(p90 {row['torch']['p90_ms']:.2f}), compiled p50 {row['compiled']['p50_ms']:.2f} ms "
+                f"(p90 {row['compiled']['p90_ms']:.2f}), speed-up {row['speedup_p50']:.2f}x",
                 flush=True,
             )
     print(json.dumps(results))

@@ -1,4 +1,4 @@
-"""`SSMStack` inference on a CPU over a few frames: the same arithmetic as `Mamba2`, compiled, far less overhead.
+"""`SSMStack` inference on a CPU: the same arithmetic as `Mamba2`, frame by frame, compiled, far less overhead.
 
 A live stream advances the stack one 40 ms frame (or a few) at a time on vectors of a few hundred numbers, where
 the work is tiny and each operator's fixed cost dominates: about 5 µs per PyTorch op and 1-3 µs per NumPy op on
