@@ -1,5 +1,6 @@
 """The three SSM paths agree: chunked forward, streamed pieces with carried state, and single steps."""
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -220,3 +221,14 @@ def test_cpu_inference_step_follows_new_weights():
         model.float()  # parameters replaced by new tensors
         y32 = model.step(x.float(), state.to(torch.float32))[0]
         assert y32.dtype == torch.float32 and torch.allclose(y32.double(), y64, atol=1e-5)
+
+
+@pytest.mark.parametrize("rows", [1, 3, cpu_step.SMALL_PRODUCT_ROWS, cpu_step.SMALL_PRODUCT_ROWS + 1, 40])
+def test_cpu_block_projection_equals_the_matrix_product(rows):
+    """The blocks' projections: a compiled loop up to SMALL_PRODUCT_ROWS rows, BLAS past it; both the product."""
+    rng = np.random.default_rng(rows)
+    for dtype, tol in ((np.float64, 1e-12), (np.float32, 1e-5)):
+        a, b = rng.standard_normal((rows, 24)).astype(dtype), rng.standard_normal((24, 56)).astype(dtype)
+        out = cpu_step._product(a, b)
+        assert out.dtype == dtype and out.shape == (rows, 56)
+        assert np.abs(out - a @ b).max() < tol * np.abs(a @ b).max()

@@ -4,9 +4,9 @@ A live stream advances the stack one 40 ms frame (or a few) at a time on vectors
 the work is tiny and each operator's fixed cost dominates: about 5 µs per PyTorch op and 1-3 µs per NumPy op on
 this hardware, and a Mamba-2 block is some fifty of them. Here each block is one call to a function compiled by
 Numba (`_block_steps`): the pre-norm, the input projection, the causal convolution, the recurrence frame by frame,
-the gate and the output projection in one pass over the block's arrays, the two projections as BLAS products
-over all rows. `SSMStack` runs this path for all CPU inference: `benchmarks/stt_step.py` finds it faster than the
-PyTorch path at every batch and length it measures.
+the gate and the output projection in one pass over the block's arrays, the two projections over all rows at
+once (a compiled loop for a few rows, BLAS for more). `SSMStack` runs this path for all CPU inference:
+`benchmarks/stt_step.py` finds it faster than the PyTorch path at every batch and length it measures.
 
 Weights are read through views of the module's parameters (no copy), except the two projections and the
 convolution kernel, kept as transposed copies, so that every product and the convolution's loops read contiguous
@@ -34,6 +34,9 @@ from sonare.ssm.state import BatchState
 
 if TYPE_CHECKING:
     from sonare.ssm.stack import SSMStack
+
+# Up to this many rows, a block's two projections run as a compiled loop instead of a BLAS call (`_product`).
+SMALL_PRODUCT_ROWS = 16
 
 # These products are too small to gain from threads, and a BLAS that spreads them over busy cores waits for its
 # threads: they run on the calling thread. Numba's np.dot calls SciPy's BLAS, a library of its own beside NumPy's,
@@ -102,6 +105,25 @@ def _views(stack: SSMStack) -> tuple[list[_Layer], np.ndarray]:
 
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
+def _product(a, b):
+    """a (R, K) @ b (K, N). For a live stream's few rows a plain loop, each row of b scaled into the output rows
+    (which LLVM vectorises), beats the BLAS call: OpenBLAS's small products made the encoder's projections cost
+    about half of a live 40 ms frame (docs/benchmarks.md, "CPU inference"). Past SMALL_PRODUCT_ROWS, BLAS."""
+    rows, inner = a.shape
+    if rows > SMALL_PRODUCT_ROWS:
+        return np.dot(a, b)
+    out = np.zeros((rows, b.shape[1]), a.dtype)
+    for k in range(inner):
+        b_row = b[k]
+        for r in range(rows):
+            scale = a[r, k]
+            out_row = out[r]
+            for n in range(b_row.shape[0]):
+                out_row[n] += scale * b_row[n]
+    return out
+
+
+@numba.njit(cache=True, nogil=True, fastmath=True)
 def _block_steps(
     h, norm, norm_eps, in_proj_t, conv_weight_t, conv_bias, dt_bias, a_log, d, gate_norm, gate_eps, out_proj_t,
     conv, ssm, lengths, n_groups, head_dim,
@@ -133,7 +155,7 @@ def _block_steps(
         scale = one / np.sqrt(total / h.dtype.type(d_model) + norm_eps)
         for i in range(d_model):
             u[r, i] = rows[r, i] * scale * norm[i]
-    zxbcdt = np.dot(u, in_proj_t)  # (B·L, E + conv_dim + H): the gate z, the conv input xBC, dt
+    zxbcdt = _product(u, in_proj_t)  # (B·L, E + conv_dim + H): the gate z, the conv input xBC, dt
 
     new_conv = np.empty_like(conv)
     new_ssm = ssm.copy()
@@ -190,7 +212,7 @@ def _block_steps(
                 new_conv[b, :, j] = conv[b, :, pos]
             else:
                 new_conv[b, :, j] = zxbcdt[b * length + pos - carried, d_inner : d_inner + conv_dim]
-    out = rows + np.dot(gated, out_proj_t)
+    out = rows + _product(gated, out_proj_t)
     return out.reshape(bsz, length, d_model), new_conv, new_ssm
 
 
