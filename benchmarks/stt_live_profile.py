@@ -56,7 +56,8 @@ def main() -> None:
     timed(model, "step", "engine step (all of the above but features)", totals)
 
     root = args.manifest.rsplit("/", 1)[0]
-    records = [json.loads(line) for line in open(args.manifest)]
+    with open(args.manifest) as f:
+        records = [json.loads(line) for line in f]
     records = [r for r in records if r["split"] == "heldout" and "conversation" not in r["section"]][: args.clips]
     clips = [(load_audio(f"{root}/{r['audio']}"), r["words"]) for r in records]
     (audio, rate), words = clips[0]
