@@ -107,8 +107,9 @@ def _views(stack: SSMStack) -> tuple[list[_Layer], np.ndarray]:
 @numba.njit(cache=True, nogil=True, fastmath=True)
 def _product(a, b):
     """a (R, K) @ b (K, N). For a live stream's few rows a plain loop, each row of b scaled into the output rows
-    (which LLVM vectorises), beats the BLAS call: OpenBLAS's small products made the encoder's projections cost
-    about half of a live 40 ms frame (docs/benchmarks.md, "CPU inference"). Past SMALL_PRODUCT_ROWS, BLAS."""
+    (which LLVM vectorises), beats OpenBLAS, whose products of a few rows cost far more than their arithmetic: a
+    live stream's encoder time fell by a quarter to a third (docs/benchmarks.md, "CPU inference"). Past
+    SMALL_PRODUCT_ROWS rows, BLAS."""
     rows, inner = a.shape
     if rows > SMALL_PRODUCT_ROWS:
         return np.dot(a, b)
