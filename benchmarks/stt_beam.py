@@ -24,24 +24,23 @@ def clip_log_probs(manifest: str, clips: int) -> list[np.ndarray]:
     from sonare.audio.features import StreamingLogMel
     from sonare.audio.io import load_audio
     from sonare.audio.resample import resample
+    from sonare.data.manifest import read_manifest
     from sonare.stt.model import SUBSAMPLING
     from sonare.stt.weights import load_default
 
     model = load_default(language_model=False).model
     out = []
-    with open(manifest) as f:
-        for line in f:
-            record = json.loads(line)
-            if record["split"] != "heldout" or "conversation" in record["section"]:
-                continue
-            audio, rate = load_audio(f"{manifest.rsplit('/', 1)[0]}/{record['audio']}")
-            mel = StreamingLogMel().push(resample(audio, rate, 16000))
-            mel = mel[: len(mel) // SUBSAMPLING * SUBSAMPLING]
-            with torch.inference_mode():
-                ctc, _, _ = model(mel[None])
-            out.append(torch.log_softmax(ctc[0], -1).numpy())
-            if len(out) == clips:
-                break
+    for record in read_manifest(manifest):
+        if record["split"] != "heldout" or "conversation" in record["section"]:
+            continue
+        audio, rate = load_audio(f"{manifest.rsplit('/', 1)[0]}/{record['audio']}")
+        mel = StreamingLogMel().push(resample(audio, rate, 16000))
+        mel = mel[: len(mel) // SUBSAMPLING * SUBSAMPLING]
+        with torch.inference_mode():
+            ctc, _, _ = model(mel[None])
+        out.append(torch.log_softmax(ctc[0], -1).numpy())
+        if len(out) == clips:
+            break
     return out
 
 

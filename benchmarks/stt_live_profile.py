@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import time
 from collections.abc import Callable
 
@@ -42,6 +41,7 @@ def main() -> None:
     torch.set_num_threads(1)
 
     from sonare.audio.io import load_audio
+    from sonare.data.manifest import read_manifest
     from sonare.stt.bench import partial_latencies
     from sonare.stt.stream import STTSession
     from sonare.stt.weights import load_default
@@ -56,9 +56,8 @@ def main() -> None:
     timed(model, "step", "engine step (all of the above but features)", totals)
 
     root = args.manifest.rsplit("/", 1)[0]
-    with open(args.manifest) as f:
-        records = [json.loads(line) for line in f]
-    records = [r for r in records if r["split"] == "heldout" and "conversation" not in r["section"]][: args.clips]
+    held_out = (r for r in read_manifest(args.manifest) if r["split"] == "heldout")
+    records = [r for r in held_out if "conversation" not in r["section"]][: args.clips]
     clips = [(load_audio(f"{root}/{r['audio']}"), r["words"]) for r in records]
     (audio, rate), words = clips[0]
     partial_latencies(model, audio, rate, words, args.chunk)  # compiles and warms up
