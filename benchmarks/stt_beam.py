@@ -64,7 +64,7 @@ def main() -> None:
     parser.add_argument("--manifest", default="corpus/default/manifest.jsonl")
     parser.add_argument("--clips", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3, help="decode every clip this many times; best run kept")
-    parser.add_argument("--out", help="write the settings, timings and every clip's words here (JSON)")
+    parser.add_argument("--out", help="write the timings and every clip's words here (JSON)")
     args = parser.parse_args()
     torch.set_num_threads(1)
 
