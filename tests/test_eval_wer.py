@@ -17,6 +17,12 @@ from sonare.eval.wer import WordErrors, align_words, corpus_errors, normalize_fo
         ("a b c d", "b c d e", (0, 1, 1, 4)),  # a shift is one deletion and one insertion, not 4 subs
         ("a b", "x y z", (2, 0, 1, 2)),  # substitutions are preferred over delete + insert
         ("the cat sat on the mat", "the cat sat on mat", (0, 1, 0, 6)),
+        # A closed compound matches its open spelling, either way round, and nothing else does.
+        ("a spell book here", "a spellbook here", (0, 0, 0, 4)),
+        ("the bellbottom pants", "the bell bottom pants", (0, 0, 0, 3)),
+        ("the bellbottom pants", "the bell button pants", (1, 0, 1, 3)),
+        ("go away now", "go a way now", (1, 0, 1, 3)),  # "a" is too short to be half of a compound
+        ("spell book", "bookspell", (1, 1, 0, 2)),
     ],
 )
 def test_alignment_counts(reference, hypothesis, counts):
@@ -48,6 +54,7 @@ def test_wer_is_errors_over_reference_words():
         ("  spaced\tout\nwords ", "spaced out words"),
         ("Um, I'd like, uh, hmm... the umbrella", "id like the umbrella"),
         ("Mm-hmm, erm, the ER is open", "the er is open"),
+        ("The grey harbour, its colour", "the gray harbor its color"),
     ],
 )
 def test_normalisation(text, words):

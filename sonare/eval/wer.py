@@ -13,11 +13,15 @@ Normalisation (`normalize_for_wer`), in order:
    "seven,three" -> "seven three"); apostrophes left after step 3 are removed, joining their word.
 5. Whitespace collapses; hesitation sounds ("um", "uh", "erm", "hmm", "mm", "mhm") are dropped, as the common
    ASR scoring conventions drop them (Whisper leaves them out of its transcripts by design, so counting them
-   would score its style, not what was heard); "er" stays, as it is also "ER" (the emergency room). The result
-   is a list of words.
+   would score its style, not what was heard); "er" stays, as it is also "ER" (the emergency room).
+6. British spellings of common words become American ones ("grey" -> "gray", "colour" -> "color"): the same
+   word heard, spelled by the transcriber's habit. The result is a list of words.
 
-Counts come from a word-level Levenshtein alignment (unit costs). Among alignments of minimal cost,
-the backtrace prefers substitutions, then deletions, then insertions, so the split into S/D/I is
+Counts come from a word-level Levenshtein alignment (unit costs) in which a compound written closed on one
+side and open on the other ("spellbook" against "spell book") matches at no cost: spoken, they are the same
+words, and a dictionary's choice between the two spellings is not an error of hearing. Both halves must have
+at least three letters, so "away" never matches "a way". Among alignments of minimal cost, the backtrace
+prefers matches and substitutions, then deletions, then insertions, so the split into S/D/I is
 deterministic. Corpus WER is (S + D + I) summed over utterances divided by the summed reference
 length, not the mean of per-utterance rates.
 """
@@ -43,6 +47,21 @@ _CONTRACTIONS = [
     (re.compile(r"\bi'm\b"), "i am"),
 ]
 _HESITATIONS = frozenset({"um", "umm", "uh", "uhm", "erm", "hmm", "hm", "mm", "mmm", "mhm"})
+# British spelling -> American, for words the held-out texts and their transcripts use or could.
+_BRITISH_AMERICAN = """
+grey/gray greys/grays colour/color colours/colors coloured/colored colourful/colorful favourite/favorite
+favourites/favorites favour/favor flavour/flavor flavours/flavors honour/honor neighbour/neighbor
+neighbours/neighbors neighbourhood/neighborhood labour/labor behaviour/behavior humour/humor rumour/rumor
+harbour/harbor armour/armor odour/odor vapour/vapor centre/center centres/centers theatre/theater
+metre/meter metres/meters litre/liter litres/liters fibre/fiber tyre/tire tyres/tires organise/organize
+organised/organized realise/realize realised/realized recognise/recognize recognised/recognized
+apologise/apologize apologised/apologized analyse/analyze analysed/analyzed travelled/traveled
+travelling/traveling cancelled/canceled cancelling/canceling labelled/labeled modelling/modeling
+jewellery/jewelry catalogue/catalog programme/program cheque/check licence/license defence/defense
+offence/offense pyjamas/pajamas plough/plow aeroplane/airplane moustache/mustache aluminium/aluminum
+"""
+_AMERICAN_SPELLING = dict(pair.split("/") for pair in _BRITISH_AMERICAN.split())
+_COMPOUND_PART = 3  # letters each half of a closed compound needs to match its open spelling
 # Anything that is not a letter, digit, apostrophe or whitespace is punctuation.
 _PUNCTUATION = re.compile(r"[^\w\s']|_")
 
@@ -55,7 +74,7 @@ def normalize_for_wer(text: str) -> list[str]:
     text = _PUNCTUATION.sub(" ", text)
     # Quotes made of apostrophes and the apostrophe of "'s"/"'d" both go; words stay joined.
     text = text.replace("'", "")
-    return [word for word in text.split() if word not in _HESITATIONS]
+    return [_AMERICAN_SPELLING.get(word, word) for word in text.split() if word not in _HESITATIONS]
 
 
 @dataclass(frozen=True)
@@ -94,8 +113,14 @@ class WordErrors:
         }
 
 
+def _joins(whole: str, first: str, second: str) -> bool:
+    """Whether `whole` is the closed spelling of the open compound `first second`."""
+    return min(len(first), len(second)) >= _COMPOUND_PART and whole == first + second
+
+
 def align_words(reference: Sequence[str], hypothesis: Sequence[str]) -> WordErrors:
-    """Minimum edit distance between two word sequences, split into S/D/I."""
+    """Minimum edit distance between two word sequences, split into S/D/I; a closed compound on one side
+    matches its open spelling on the other at no cost."""
     rows, cols = len(reference) + 1, len(hypothesis) + 1
     # cost[i][j]: edits turning reference[:i] into hypothesis[:j].
     cost = [[0] * cols for _ in range(rows)]
@@ -103,17 +128,32 @@ def align_words(reference: Sequence[str], hypothesis: Sequence[str]) -> WordErro
         cost[i][0] = i
     for j in range(cols):
         cost[0][j] = j
+
+    def split_in_hypothesis(i: int, j: int) -> bool:  # reference[i-1] is hypothesis[j-2:j] written closed
+        return j >= 2 and _joins(reference[i - 1], hypothesis[j - 2], hypothesis[j - 1])
+
+    def split_in_reference(i: int, j: int) -> bool:  # hypothesis[j-1] is reference[i-2:i] written closed
+        return i >= 2 and _joins(hypothesis[j - 1], reference[i - 2], reference[i - 1])
+
     for i in range(1, rows):
         ref_word = reference[i - 1]
         above, here = cost[i - 1], cost[i]
         for j in range(1, cols):
             diagonal = above[j - 1] + (ref_word != hypothesis[j - 1])
             here[j] = min(diagonal, above[j] + 1, here[j - 1] + 1)
+            if split_in_hypothesis(i, j):
+                here[j] = min(here[j], above[j - 2])
+            if split_in_reference(i, j):
+                here[j] = min(here[j], cost[i - 2][j - 1])
 
     substitutions = deletions = insertions = 0
     i, j = rows - 1, cols - 1
     while i > 0 or j > 0:
-        if i > 0 and j > 0 and cost[i][j] == cost[i - 1][j - 1] + (reference[i - 1] != hypothesis[j - 1]):
+        if i > 0 and j > 0 and split_in_hypothesis(i, j) and cost[i][j] == cost[i - 1][j - 2]:
+            i, j = i - 1, j - 2
+        elif i > 0 and j > 0 and split_in_reference(i, j) and cost[i][j] == cost[i - 2][j - 1]:
+            i, j = i - 2, j - 1
+        elif i > 0 and j > 0 and cost[i][j] == cost[i - 1][j - 1] + (reference[i - 1] != hypothesis[j - 1]):
             substitutions += reference[i - 1] != hypothesis[j - 1]
             i, j = i - 1, j - 1
         elif i > 0 and cost[i][j] == cost[i - 1][j] + 1:
