@@ -11,6 +11,7 @@ the segment closed at the end), one thread. The greedy decoder on the same frame
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import time
@@ -65,6 +66,8 @@ def main() -> None:
     parser.add_argument("--clips", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3, help="decode every clip this many times; best run kept")
     parser.add_argument("--out", help="write the timings and every clip's words here (JSON)")
+    parser.add_argument("--beam", type=int, help="hypotheses kept per frame (default: the shipped setting)")
+    parser.add_argument("--margin", type=float, help="score margin below the best (default: the shipped setting)")
     args = parser.parse_args()
     torch.set_num_threads(1)
 
@@ -73,12 +76,14 @@ def main() -> None:
     from sonare.stt.weights import load_default
 
     stt = load_default()
+    overrides = {k: v for k, v in (("beam", args.beam), ("margin", args.margin)) if v is not None}
+    settings = dataclasses.replace(stt.beam, **overrides)
     seconds, per = stt.model.cfg.ctc_frame_seconds, stt.model.cfg.ctc_per_frame
     logps = clip_log_probs(args.manifest, args.clips)
     audio_s = sum(len(x) for x in logps) * seconds
-    result = {"clips": len(logps), "audio_seconds": round(audio_s, 1)}
+    result = {"clips": len(logps), "audio_seconds": round(audio_s, 1), "settings": dataclasses.asdict(settings)}
     for name, make in {
-        "beam": lambda: BeamDecoder(stt.lm, stt.beam, seconds),
+        "beam": lambda: BeamDecoder(stt.lm, settings, seconds),
         "greedy": lambda: GreedyDecoder(seconds),
     }.items():
         runs = [decode(make, logps, per) for _ in range(args.repeats)]

@@ -91,8 +91,25 @@ def test_partials_revise_only_their_last_word_and_words_carry_times(lm):
     assert all(a.end <= b.start + 1e-9 and a.start < a.end for a, b in zip(timed, timed[1:], strict=False))
 
 
+def test_the_margin_drops_prefixes_far_below_the_best_but_keeps_the_close_ones(lm):
+    spelling = [{ch: 0.6, "e": 0.2} if ch != "e" else {"e": 0.6, "a": 0.2} for ch in "the cat sat"]
+    logp = _frames(spelling)
+    wide, narrow = (BeamDecoder(lm, BeamSettings(beam=64, margin=m), FRAME_SECONDS) for m in (math.inf, 3.0))
+    for k, row in enumerate(logp):
+        for decoder in (wide, narrow):
+            decoder.push(row, k)
+        best = max(h.total() for h in narrow.hyps.values())
+        assert all(h.total() >= best - 3.0 for h in narrow.hyps.values())
+        # On this input no prefix that ends within the margin of the best was lost earlier on the way.
+        assert {key for key, h in wide.hyps.items() if h.total() >= best - 3.0} <= set(narrow.hyps)
+    assert len(narrow.hyps) < len(wide.hyps)
+    assert [w.word for w in narrow.take_segment()] == [w.word for w in wide.take_segment()] == ["the", "cat", "sat"]
+
+
 def test_an_unknown_word_survives_when_the_acoustics_are_sure(lm):
-    spelling = [{ch: 0.97} for ch in "the zorb"]
+    # As sure as the CTC head's peaky posteriors usually are: the unknown word's charge, paid when its spelling
+    # leaves every known word, must not put it further below the best prefix than the beam's margin.
+    spelling = [{ch: 0.999} for ch in "the zorb"]
     final, _ = _decode(BeamDecoder(lm, BeamSettings(), FRAME_SECONDS), _frames(spelling))
     assert final == "the zorb"
 

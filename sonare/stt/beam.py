@@ -5,7 +5,8 @@ extended by blank, by repeating its last letter, and by each letter the CTC head
 `prune` log-probability (usually one or two), the standard prefix-merging rules keeping the probability of
 ending in blank and in a letter apart. A hypothesis pays `alpha * log P(word | two words before) + beta`
 when it closes a word (`sonare.stt.lm`); spelling its way out of every known word costs `alpha * oov` at
-once, so such prefixes fall out of the beam early instead of when the space finally comes.
+once, so such prefixes fall out of the beam early instead of when the space finally comes. Prefixes (and
+their extensions) scoring more than `margin` below the best are dropped, and at most `beam` are kept.
 
 Stability, as the streaming API promises (a partial revises at most its last word): the words that every
 hypothesis in the beam agrees on are committed and can never change, since every later hypothesis descends
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 
@@ -34,7 +36,11 @@ class BeamSettings:
     alpha: float = 0.7  # language model weight
     beta: float = 3.0  # bonus per word (balances the LM's cost of every word against deletions)
     oov: float = -20.0  # log-probability charged for a word the LM does not know
-    beam: int = 12  # hypotheses kept per frame
+    # At most `beam` prefixes are kept per frame, and only those within `margin` of the best: the margin does
+    # most of the pruning, so a wide beam costs little where the acoustics are clear and searches where they
+    # are not (12 prefixes without a margin lost 3 to 4 points of WER to search errors, docs/benchmarks.md).
+    beam: int = 256
+    margin: float = 10.0
     prune: float = -8.0  # letters below this log-probability in a frame are not tried
     commit_seconds: float = 0.4  # a word of the best hypothesis is final this long after its last letter
 
@@ -96,8 +102,8 @@ class BeamDecoder:
         row = logp.tolist()
         letters = [k for k in np.flatnonzero(logp > s.prune).tolist() if k != BLANK]
         if not letters:
-            # No letter worth trying (most frames): every prefix only holds, so none merge or leave the beam and
-            # the general loop below reduces to this update in place.
+            # No letter worth trying: every prefix only holds, so none merge or leave the beam and the general
+            # loop below reduces to this update in place.
             for h in self.hyps.values():
                 both = _logsumexp(h.blank, h.letter)
                 h.letter = h.letter + row[h.last] if h.last != BLANK else NEG
@@ -105,6 +111,8 @@ class BeamDecoder:
             self._commit(frame)
             return
         new: dict[tuple[tuple[str, ...], str], _Hyp] = {}
+        held = [(_logsumexp(h.blank, h.letter), key, h) for key, h in self.hyps.items()]  # P(prefix), per prefix
+        floor = max(both + h.lm for both, _, h in held) - s.margin
 
         def add(key, blank: float, letter: float, lm: float, words, first: int, last_frame: int, last: int) -> None:
             hyp = new.get(key)
@@ -114,15 +122,18 @@ class BeamDecoder:
                 hyp.blank = _logsumexp(hyp.blank, blank)
                 hyp.letter = _logsumexp(hyp.letter, letter)
 
-        for key, h in self.hyps.items():
+        for both, key, h in held:
+            if both + h.lm < floor:
+                continue
             words, part = key
-            both = _logsumexp(h.blank, h.letter)
             add(key, both + row[BLANK], NEG, h.lm, h.words, h.first, h.last_frame, h.last)
             if h.last != BLANK:  # the last symbol held over this frame (no blank between: one symbol)
                 add(key, NEG, h.letter + row[h.last], h.lm, h.words, h.first, h.last_frame, h.last)
             for k in letters:
                 # A repeated symbol only counts as new after a blank.
                 source = h.blank if k == h.last else both
+                if source + row[k] + h.lm + (s.beta if k == SPACE else 0.0) < floor:
+                    continue  # below the floor even before its letter's or word's cost
                 if k == SPACE:
                     if not part:
                         add(key, NEG, source + row[k], h.lm, h.words, h.first, h.last_frame, SPACE)
@@ -136,8 +147,9 @@ class BeamDecoder:
                     lm = h.lm + self._letter_score(part, extended)
                     first = frame if not part else h.first
                     add((words, extended), NEG, source + row[k], lm, h.words, first, frame, k)
-        best = sorted(new.items(), key=lambda item: item[1].total(), reverse=True)[: s.beam]
-        self.hyps = dict(best)
+        ranked = sorted(((h.total(), key, h) for key, h in new.items()), key=itemgetter(0), reverse=True)
+        kept = ranked[0][0] - s.margin
+        self.hyps = {key: h for total, key, h in ranked[: s.beam] if total >= kept}
         self._commit(frame)
 
     def _commit(self, frame: int) -> None:

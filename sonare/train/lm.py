@@ -37,6 +37,7 @@ class LMTrainConfig:
     alphas: list[float] = field(default_factory=lambda: [0.5, 0.7, 0.9, 1.1])
     betas: list[float] = field(default_factory=lambda: [1.5, 3.0, 4.5, 6.0])
     beam: int = BeamSettings.beam
+    margin: float = BeamSettings.margin
 
     @staticmethod
     def load(path: str | os.PathLike) -> LMTrainConfig:
@@ -93,7 +94,7 @@ def tune(lm: WordLM, cfg: LMTrainConfig, stt_dir: str | os.PathLike) -> tuple[Be
     best: tuple[float, BeamSettings] | None = None
     for alpha in cfg.alphas:
         for beta in cfg.betas:
-            settings = BeamSettings(alpha=alpha, beta=beta, beam=cfg.beam)
+            settings = BeamSettings(alpha=alpha, beta=beta, beam=cfg.beam, margin=cfg.margin)
             score = wer(beam_text(settings))
             report["grid"].append({"alpha": alpha, "beta": beta, "wer": round(score, 4)})
             print(f"LM: alpha {alpha} beta {beta}: held-back WER {score:.4f}")
@@ -117,7 +118,7 @@ def train_lm(cfg: LMTrainConfig, out_dir: str | os.PathLike) -> Path:
     except FileNotFoundError as missing:
         # New words for a model whose beam was tuned before: the settings stay valid for a similar text.
         previous = WordLM.load(out).decoding if out.exists() else {}
-        settings = BeamSettings(**{**previous, "beam": cfg.beam})
+        settings = BeamSettings(**{**previous, "beam": cfg.beam, "margin": cfg.margin})
         print(f"LM: not tuned ({missing}); keeping {'the previous' if previous else 'default'} beam settings")
     lm.decoding = asdict(settings)
     lm.save(out)
