@@ -36,11 +36,12 @@ class BeamSettings:
     alpha: float = 0.7  # language model weight
     beta: float = 3.0  # bonus per word (balances the LM's cost of every word against deletions)
     oov: float = -20.0  # log-probability charged for a word the LM does not know
-    # At most `beam` prefixes are kept per frame, and only those within `margin` of the best: the margin does
-    # most of the pruning, so a wide beam costs little where the acoustics are clear and searches where they
-    # are not (12 prefixes without a margin lost 3 to 4 points of WER to search errors, docs/benchmarks.md).
-    beam: int = 256
-    margin: float = 10.0
+    # At most `beam` prefixes are kept per frame, and only those within `margin` of the best: where the acoustics
+    # are clear the margin does the pruning and few survive, where they are not (noise) the count bounds the
+    # cost. 12 prefixes without a margin lost 3 points of WER clean and 6 in babble to search errors; wider
+    # still gains a little more clean but costs several times the CPU in noise (docs/benchmarks.md, STT).
+    beam: int = 48
+    margin: float = 9.0
     prune: float = -8.0  # letters below this log-probability in a frame are not tried
     commit_seconds: float = 0.4  # a word of the best hypothesis is final this long after its last letter
 
