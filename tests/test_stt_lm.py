@@ -11,6 +11,7 @@ from sonare.stt.beam import BeamDecoder, BeamSettings
 from sonare.stt.decode import GreedyDecoder
 from sonare.stt.lm import BOS, EOS, WordLM
 from sonare.stt.model import FRAME_SECONDS
+from sonare.stt.turns import SENTENCE_END_MIN
 from sonare.stt.vocab import ALPHABET, BLANK
 
 TEXT = ["the cat sat on the mat", "the cat ate", "a dog sat on the cat", "the mat was red"] * 3 + ["one more line"]
@@ -104,6 +105,19 @@ def test_the_margin_drops_prefixes_far_below_the_best_but_keeps_the_close_ones(l
         assert {key for key, h in wide.hyps.items() if h.total() >= best - 3.0} <= set(narrow.hyps)
     assert len(narrow.hyps) < len(wide.hyps)
     assert [w.word for w in narrow.take_segment()] == [w.word for w in wide.take_segment()] == ["the", "cat", "sat"]
+
+
+def test_the_sentence_end_probability_follows_the_words_heard(lm):
+    def heard(text: str) -> float:
+        decoder = BeamDecoder(lm, BeamSettings(), FRAME_SECONDS)
+        for k, row in enumerate(_frames([{ch: 0.999} for ch in text])):
+            decoder.push(row, k)
+        return decoder.sentence_end_probability()
+
+    assert heard("the cat sat on the") < SENTENCE_END_MIN  # half a sentence: the tracker holds the turn
+    assert heard("the cat sat on the mat") > 4 * SENTENCE_END_MIN
+    # An unknown last word leaves only the chance of a sentence ending at all.
+    assert heard("the zorb") == pytest.approx(math.exp(lm.log_prob("nope", "nope", EOS)))
 
 
 def test_an_unknown_word_survives_when_the_acoustics_are_sure(lm):

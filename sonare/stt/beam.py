@@ -185,6 +185,15 @@ class BeamDecoder:
             shown.append(tentative)
         return "".join(" " + w for w in shown)
 
+    def sentence_end_probability(self) -> float:
+        """The language model's probability that the best hypothesis's words, the one being spelled included, end
+        a sentence: near zero after "and", "the", a filler or half a number. A last word the model does not know
+        (a name, or letters the head is still unsure of) leaves it the chance of a sentence ending at all, which is
+        low too: the turn head then has to be very sure (`sonare.stt.turns`)."""
+        (words, part), _ = max(self.hyps.items(), key=lambda item: item[1].total())
+        history = (BOS, BOS, *words, *([part] if part else []))[-2:]
+        return math.exp(self.lm.log_prob(history[0], history[1], EOS))
+
     def take_segment(self) -> list[Word]:
         """Close the segment with its best full hypothesis (the word being spelled and the sentence end
         scored), leaving the decoder ready for the next."""

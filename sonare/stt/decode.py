@@ -66,6 +66,10 @@ class GreedyDecoder:
         words = [w.word for w in self.words] + ([self.chars] if self.chars else [])
         return "".join(" " + w for w in words)
 
+    def sentence_end_probability(self) -> float:
+        """Whether the words so far could end a sentence: without a language model, no objection (1.0)."""
+        return 1.0
+
     def take_segment(self) -> list[Word]:
         """Close the segment: its words (the last one included), leaving the decoder ready for the next."""
         self._close_word()

@@ -27,26 +27,27 @@ class SonareTranscriber:
 
 
 class SonareTurnDetector:
-    """The turn head and tracker at a sweep of end thresholds (`TurnDetector` protocol).
+    """The turn head, the decoder and the tracker at a sweep of end thresholds (`TurnDetector` protocol).
 
-    Probabilities come from one pass of the model over the recording, which equals the streaming session's
-    per-frame output (the model is causal and tests hold the two paths equal); the tracker then runs once
-    per threshold."""
+    The model's outputs come from one pass over the recording, which equals the streaming session's per-frame
+    output (the model is causal and tests hold the two paths equal); the decoder and the tracker then run once
+    per threshold, as the session runs them, so the language model's view of the words weighs in."""
 
     setting_name = "end_threshold"
 
     def __init__(self) -> None:
         from sonare.stt import load_default
 
-        self.model = load_default(os.environ.get("SONARE_STT_DIR")).model
+        self.stt = load_default(os.environ.get("SONARE_STT_DIR"))
 
     @torch.inference_mode()
-    def probabilities(self, audio: np.ndarray, sample_rate: int) -> np.ndarray:
+    def outputs(self, audio: np.ndarray, sample_rate: int) -> tuple[np.ndarray, np.ndarray]:
+        """CTC log-probabilities (L·R, V) and turn probabilities (L, 2)."""
         mel = log_mel(resample(audio, sample_rate, SAMPLE_RATE))
         mel = mel[: len(mel) // SUBSAMPLING * SUBSAMPLING]
-        _, turn, _ = self.model(mel[None])
-        return torch.sigmoid(turn[0]).numpy()
+        ctc, turn, _ = self.stt.model(mel[None])
+        return torch.log_softmax(ctc[0], -1).numpy(), torch.sigmoid(turn[0]).numpy()
 
     def detect(self, audio: np.ndarray, sample_rate: int) -> dict[float, list[float]]:
-        probs = self.probabilities(audio, sample_rate)
-        return {threshold: turn_fires(probs, threshold, threshold) for threshold in THRESHOLDS}
+        logp, probs = self.outputs(audio, sample_rate)
+        return {t: turn_fires(probs, t, t, self.stt.new_decoder(), logp) for t in THRESHOLDS}

@@ -8,8 +8,9 @@ stream with at least one whole 40 ms encoder frame queued,
      of different lengths batched together through the carried-state forward,
   2. decodes the CTC head into words (beam search with the word language model stored beside the weights,
      or greedily when there is none), emitting a partial transcript when the text changed,
-  3. feeds the turn head to the turn tracker: start / eager_end / resume / end events, with the turn's final
-     transcript (and word timestamps) just before `end`,
+  3. feeds the turn head, and the language model's view of whether the words so far end a sentence, to the
+     turn tracker: start / eager_end / resume / end events, with the turn's final transcript (and word
+     timestamps) just before `end`,
   4. honours a Finalize or the end of audio once every frame received before it has been encoded.
 
 The stream's model context is one fixed-size state row (SSM states and two convolution rows); the host keeps
@@ -177,9 +178,12 @@ class STTStreamingModel:
             raise ValueError(f"sample_rate must be between {MIN_RATE} and {MAX_RATE} Hz")
         if options.language not in LANGUAGES:
             raise ValueError(f"language {options.language!r} is not supported (supported: {', '.join(LANGUAGES)})")
+        return STTSession(options, self.new_decoder(), self.eager_threshold, self.end_threshold)
+
+    def new_decoder(self) -> GreedyDecoder | BeamDecoder:
+        """A stream's decoder: the beam search with the word language model, or greedy without one."""
         seconds = self.model.cfg.ctc_frame_seconds
-        decoder = BeamDecoder(self.lm, self.beam, seconds) if self.lm is not None else GreedyDecoder(seconds)
-        return STTSession(options, decoder, self.eager_threshold, self.end_threshold)
+        return BeamDecoder(self.lm, self.beam, seconds) if self.lm is not None else GreedyDecoder(seconds)
 
     # -- one batched step --------------------------------------------------------------------------------
 
@@ -220,7 +224,7 @@ class STTStreamingModel:
             s.decoder.push(row, frame * len(logp) + j)
         if not s.options.turn_detection:
             return
-        kind = s.turns.push(probs[TURN_END], probs[TURN_SPEECH])
+        kind = s.turns.push(probs[TURN_END], probs[TURN_SPEECH], s.decoder.sentence_end_probability)
         if kind is None:
             return
         now = frame_time(frame)

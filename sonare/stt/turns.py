@@ -4,26 +4,38 @@ A turn starts when speech (speech probability >= the speech threshold) has been 
 in a row. Inside a turn the end-of-turn
 probability is compared with two thresholds: crossing the lower one gives an eager end (a client may start
 preparing its reply), the higher one ends the turn. Speech after an eager end, before the end, resumes the
-turn. A silence longer than the maximum (MAX_SILENCE_SECONDS unless a client sets it) ends a turn whatever the
+turn. The words weigh in too: where a language model says the words so far do not end a sentence (their
+sentence-end probability under SENTENCE_END_MIN: after "and", "the", a filler, half a number), the turn ends only
+once the head is surer than UNFINISHED_END_THRESHOLD, since a speaker who stops mid-sentence is most likely
+thinking. A silence longer than the maximum (MAX_SILENCE_SECONDS unless a client sets it) ends a turn whatever the
 head says, so a stream never stays in a turn forever on a low-confidence pause. A client's settings
 (`TurnSettings`) replace any of these values, at the start of a stream or mid-stream.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from sonare.stt.messages import TurnSettings
 from sonare.stt.model import FRAME_SECONDS, TURN_END, TURN_SPEECH, frame_time
 
+if TYPE_CHECKING:
+    from sonare.stt.beam import BeamDecoder
+    from sonare.stt.decode import GreedyDecoder
+
 SPEECH_THRESHOLD = 0.5
 START_FRAMES = 2  # 80 ms of speech
 EAGER_THRESHOLD = 0.5
 END_THRESHOLD = 0.8
 MAX_SILENCE_SECONDS = 4.0
+# Chosen on the default corpus's held-back training conversations (session 22, docs/benchmarks.md): the smallest
+# sentence-end probability that kept every pause to think there, and the head's certainty that overrides it.
+SENTENCE_END_MIN = 0.1
+UNFINISHED_END_THRESHOLD = 0.99
 # End thresholds an evaluation sweeps: each is one operating point on the false cut-off / latency curve. The
 # head is often very sure of itself on hold pauses, so the sweep goes on in finer steps close to 1.
 THRESHOLDS = tuple(round(float(t), 2) for t in np.arange(0.3, 0.99, 0.05)) + (0.97, 0.98, 0.99, 0.995, 0.998)
@@ -42,8 +54,9 @@ class TurnTracker:
     speech_run: int = 0
     silence_run: int = 0
 
-    def push(self, p_end: float, p_speech: float) -> Kind | None:
-        """Feed one encoder frame's probabilities; returns the turn event it causes, if any."""
+    def push(self, p_end: float, p_speech: float, sentence_end: Callable[[], float] | None = None) -> Kind | None:
+        """Feed one encoder frame's probabilities; returns the turn event it causes, if any. `sentence_end` gives
+        the probability that the words so far end a sentence (asked only when the head would end the turn)."""
         speaking = p_speech >= self.speech_threshold
         self.speech_run = self.speech_run + 1 if speaking else 0
         self.silence_run = 0 if speaking else self.silence_run + 1
@@ -52,7 +65,10 @@ class TurnTracker:
                 self.in_turn, self.eager = True, False
                 return "start"
             return None
-        if p_end >= self.end_threshold or self.silence_run * FRAME_SECONDS >= self.max_silence_s:
+        ending = p_end >= self.end_threshold and (
+            p_end >= UNFINISHED_END_THRESHOLD or sentence_end is None or sentence_end() >= SENTENCE_END_MIN
+        )
+        if ending or self.silence_run * FRAME_SECONDS >= self.max_silence_s:
             self.in_turn = self.eager = False
             return "end"
         if not self.eager and p_end >= self.eager_threshold and not speaking:
@@ -80,7 +96,24 @@ class TurnTracker:
         return was
 
 
-def turn_fires(probs: np.ndarray, eager_threshold: float, end_threshold: float) -> list[float]:
-    """Times (seconds) a tracker ends turns, fed one recording's per-frame sigmoid turn outputs (L, 2)."""
+def turn_fires(
+    probs: np.ndarray,
+    eager_threshold: float,
+    end_threshold: float,
+    decoder: GreedyDecoder | BeamDecoder | None = None,
+    logp: np.ndarray | None = None,
+) -> list[float]:
+    """Times (seconds) a tracker ends turns, fed one recording's per-frame sigmoid turn outputs (L, 2) and, with a
+    decoder, its CTC log-probabilities (L·R, V) as the streaming session feeds them (a segment closes at each end),
+    so that the words weigh in."""
     tracker = TurnTracker(eager_threshold, end_threshold)
-    return [frame_time(k) for k, p in enumerate(probs) if tracker.push(p[TURN_END], p[TURN_SPEECH]) == "end"]
+    per = len(logp) // len(probs) if decoder is not None and len(probs) else 0
+    fires = []
+    for k, p in enumerate(probs):
+        for j in range(k * per, (k + 1) * per):
+            decoder.push(logp[j], j)
+        if tracker.push(p[TURN_END], p[TURN_SPEECH], decoder.sentence_end_probability if decoder else None) == "end":
+            fires.append(frame_time(k))
+            if decoder is not None:
+                decoder.take_segment()
+    return fires
