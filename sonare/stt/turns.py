@@ -9,7 +9,7 @@ sentence-end probability under SENTENCE_END_MIN: after "and", "the", a filler, h
 once the head is surer than UNFINISHED_END_THRESHOLD, since a speaker who stops mid-sentence is most likely
 thinking. A silence longer than the maximum (MAX_SILENCE_SECONDS unless a client sets it) ends a turn whatever the
 head says, so a stream never stays in a turn forever on a low-confidence pause. A client's settings
-(`TurnSettings`) replace any of these values, at the start of a stream or mid-stream.
+(`TurnSettings`) replace the thresholds and the maximum silence, at the start of a stream or mid-stream.
 """
 
 from __future__ import annotations

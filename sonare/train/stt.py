@@ -475,7 +475,8 @@ def greedy_text(logp: np.ndarray, frame_seconds: float) -> str:
 
 
 def turn_curve(items: list[Utterance], outputs) -> dict:
-    """Turn metrics per end threshold, scored by the independent turn evaluator."""
+    """Turn metrics per end threshold, scored by the independent turn evaluator. The head alone: the language
+    model is trained after the acoustic model, and its sentence-end check (`sonare.stt.turns`) only holds ends."""
     from sonare.eval.turns import Pause, TurnOutcomes, score_fires, summarize
     from sonare.stt.turns import THRESHOLDS, turn_fires
 
