@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from sonare.eval.registry import load_synthesizer, load_transcriber
-from sonare.eval.stt_eval import SttClip, clean, evaluate_stt, noisy
+from sonare.eval.stt_eval import SttClip, clean, evaluate_stt, noisy, phone
 from sonare.eval.tts_eval import evaluate_tts
 
 SENTENCES = ["Seven ships sailed out at dawn.", "Please call me back before noon."]
@@ -62,6 +62,11 @@ def test_stt_evaluation_clean_and_in_noise(espeak, tiny):
     by_group = report.by_group()["clean"]
     assert list(by_group) == ["g0", "g1"] and by_group["g0"]["clips"] == 1
     assert sum(g["reference_words"] for g in by_group.values()) == summary["clean"]["reference_words"]
+    # A phone call: 8 kHz, nothing above the telephone band.
+    narrow, narrow_rate = phone("mulaw")(clips[0].audio, clips[0].sample_rate, 0)
+    spectrum = np.abs(np.fft.rfft(narrow)) ** 2
+    above = np.fft.rfftfreq(len(narrow), 1 / narrow_rate) > 3700
+    assert narrow_rate == 8000 and spectrum[above].sum() < 0.01 * spectrum.sum()
     # The noise is seeded per clip: the same condition heard twice is identical.
     again = noisy("white", -5.0, seed=1)
     first, rate = again(clips[0].audio, clips[0].sample_rate, 0)

@@ -160,15 +160,24 @@ def add_reverb(audio: np.ndarray, rt60: float, drr_db: float, seed: int) -> np.n
 # ---- channel ------------------------------------------------------------------------------------
 
 
-def telephone(audio: np.ndarray, codec: str) -> np.ndarray:
-    """Narrowband telephone: 300-3400 Hz, 8 kHz sampling, optional G.711 round trip, back to 16 kHz."""
+TELEPHONE_RATE = 8000
+
+
+def narrowband(audio: np.ndarray, codec: str) -> np.ndarray:
+    """16 kHz audio as a phone line carries it: 300-3400 Hz at 8 kHz, through a G.711 round trip ("mulaw",
+    "alaw"; anything else: linear)."""
     sos = signal.butter(4, [300, 3400], btype="bandpass", fs=SAMPLE_RATE, output="sos")
-    narrow = resample(signal.sosfilt(sos, audio).astype(np.float32), SAMPLE_RATE, 8000)
+    narrow = resample(signal.sosfilt(sos, audio).astype(np.float32), SAMPLE_RATE, TELEPHONE_RATE)
     if codec == "mulaw":
-        narrow = mulaw_decode(mulaw_encode(narrow))
-    elif codec == "alaw":
-        narrow = alaw_decode(alaw_encode(narrow))
-    out = resample(narrow, 8000, SAMPLE_RATE)
+        return mulaw_decode(mulaw_encode(narrow))
+    if codec == "alaw":
+        return alaw_decode(alaw_encode(narrow))
+    return narrow
+
+
+def telephone(audio: np.ndarray, codec: str) -> np.ndarray:
+    """Narrowband telephone (`narrowband`), back to 16 kHz and the input's length."""
+    out = resample(narrowband(audio, codec), TELEPHONE_RATE, SAMPLE_RATE)
     return np.pad(out, (0, max(0, len(audio) - len(out))))[: len(audio)]
 
 

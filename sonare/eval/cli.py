@@ -45,6 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stt.add_argument("--snr", type=float, help="also evaluate with noise added at this SNR (dB)")
     stt.add_argument("--noise", default="babble", help="noise kind for --snr (see sonare.data.augment)")
     stt.add_argument("--seed", type=int, default=0, help="seed for clip selection and noise")
+    stt.add_argument(
+        "--phone", choices=["mulaw", "alaw"], help="also evaluate the clips as a phone call: 8 kHz, this G.711 codec"
+    )
     _add_asr_options(stt)
     _add_common_options(stt)
     stt.set_defaults(handler=_run_stt)
@@ -175,7 +178,7 @@ def _run_tts(args: argparse.Namespace) -> int:
 def _run_stt(args: argparse.Namespace) -> int:
     from sonare.eval.latency import format_table
     from sonare.eval.registry import load_transcriber
-    from sonare.eval.stt_eval import SttClip, clean, evaluate_stt, noisy
+    from sonare.eval.stt_eval import SttClip, clean, evaluate_stt, noisy, phone
 
     # Clean single-speaker clips: conversations and already-augmented copies are left out.
     records = [r for r in _records(args.manifest, args.split) if "pauses" not in r and not r.get("augment")]
@@ -187,6 +190,8 @@ def _run_stt(args: argparse.Namespace) -> int:
     conditions = {"clean": clean}
     if args.snr is not None:
         conditions[f"{args.noise}@{args.snr:g}dB"] = noisy(args.noise, args.snr, args.seed)
+    if args.phone:
+        conditions[f"phone-{args.phone}"] = phone(args.phone)
 
     rows, results = [], {"summary": {}, "clips": [{"id": c.id, "text": c.text} for c in clips]}
     for name in args.asr or DEFAULT_ASRS:

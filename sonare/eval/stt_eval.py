@@ -35,6 +35,18 @@ def noisy(kind: str, snr_db: float, seed: int) -> Condition:
     return apply
 
 
+def phone(codec: str) -> Condition:
+    """The clip as a telephone call delivers it: 300-3400 Hz at 8 kHz through G.711 `codec` ("mulaw", "alaw"),
+    handed to the recogniser at 8 kHz, as a telephony client sends it."""
+    from sonare.audio.resample import resample
+    from sonare.data.augment import SAMPLE_RATE, TELEPHONE_RATE, narrowband
+
+    def apply(audio: np.ndarray, sample_rate: int, index: int) -> tuple[np.ndarray, int]:
+        return narrowband(resample(audio, sample_rate, SAMPLE_RATE), codec), TELEPHONE_RATE
+
+    return apply
+
+
 @dataclass(frozen=True)
 class SttClip:
     id: str
