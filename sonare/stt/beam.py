@@ -168,8 +168,12 @@ class BeamDecoder:
             n += 1
         self.committed = n
 
+    def _best_key(self) -> tuple[tuple[str, ...], str]:
+        """The best hypothesis's closed words and the word it is spelling."""
+        return max(self.hyps, key=lambda key: self.hyps[key].total())
+
     def _best(self) -> _Hyp:
-        return max(self.hyps.values(), key=_Hyp.total)
+        return self.hyps[self._best_key()]
 
     @property
     def words(self) -> list[Word]:
@@ -178,7 +182,7 @@ class BeamDecoder:
 
     def text(self) -> str:
         """Committed words and the best hypothesis's next word (closed or being spelled), each after a space."""
-        (words, part), _ = max(self.hyps.items(), key=lambda item: item[1].total())
+        words, part = self._best_key()
         shown = list(words[: self.committed])
         tentative = words[self.committed] if len(words) > self.committed else part
         if tentative:
@@ -190,7 +194,7 @@ class BeamDecoder:
         a sentence: near zero after "and", "the", a filler or half a number. A last word the model does not know
         (a name, or letters the head is still unsure of) leaves it the chance of a sentence ending at all, which is
         low too: the turn head then has to be very sure (`sonare.stt.turns`)."""
-        (words, part), _ = max(self.hyps.items(), key=lambda item: item[1].total())
+        words, part = self._best_key()
         history = (BOS, BOS, *words, *([part] if part else []))[-2:]
         return math.exp(self.lm.log_prob(history[0], history[1], EOS))
 
