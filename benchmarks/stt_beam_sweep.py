@@ -5,7 +5,7 @@ Every setting decodes the same clips as `sonare eval stt` (clean single-speaker 
 SNR seeded per clip as its `--snr 10` does), whole files on one thread. CPU is this process's CPU time in
 transcription (features, encoder and decoder; not the noise mixing) over the audio's length, so settings compare
 within one run even on a busy machine. `--held-back` decodes instead the clips the training recipe holds back
-from training (its `_is_validation` share of the training split), to check a choice made on held-out clips. Each
+from training (`sonare.train.common.is_held_back`, as training decides), to check a choice made on held-out clips. Each
 row also counts the reference words the language model does not know and how many of them were transcribed.
 
     python benchmarks/stt_beam_sweep.py --manifest corpus/default/manifest.jsonl beam=12,margin=1e9 beam=48,margin=9
@@ -19,7 +19,6 @@ import json
 import time
 from collections import Counter
 from pathlib import Path
-from types import SimpleNamespace
 
 import torch
 
@@ -34,21 +33,21 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
 
-    from sonare.eval.cli import _load, _records
+    from sonare.data.manifest import load_record_audio, split_records
     from sonare.eval.stt_eval import clean, noisy
     from sonare.eval.wer import WordErrors, normalize_for_wer, utterance_errors
     from sonare.stt import load_default
-    from sonare.train.stt import STTTrainConfig, _is_validation
+    from sonare.train.common import is_held_back
+    from sonare.train.stt import STTTrainConfig
 
     stt = load_default()
     if args.held_back:
         fraction = STTTrainConfig.val_fraction
-        train = _records(args.manifest, "train")
-        records = [r for r in train if _is_validation(SimpleNamespace(id=r["id"]), fraction)]
+        records = [r for r in split_records(args.manifest, "train") if is_held_back(r["id"], fraction)]
     else:
-        records = _records(args.manifest, "heldout")
+        records = split_records(args.manifest, "heldout")
     records = [r for r in records if "pauses" not in r and not r.get("augment")]
-    clips = [(_load(args.manifest, r), r["normalized"]) for r in records]
+    clips = [(load_record_audio(args.manifest, r), r["normalized"]) for r in records]
     seconds = sum(len(audio) / rate for (audio, rate), _ in clips)
     conditions = {"clean": clean, f"babble@{args.snr:g}dB": noisy("babble", args.snr, 0)}
     heard = {

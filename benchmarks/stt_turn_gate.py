@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -34,24 +33,23 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
 
-    from sonare.audio.io import load_audio
-    from sonare.data.manifest import read_manifest
+    from sonare.data.manifest import load_record_audio, split_records
     from sonare.eval.turns import END_OF_TURN, Pause, TurnOutcomes, score_fires, summarize
     from sonare.stt import turns
     from sonare.stt.evaluation import SonareTurnDetector
-    from sonare.train.stt import STTTrainConfig, _is_validation
+    from sonare.train.common import is_held_back
+    from sonare.train.stt import STTTrainConfig
 
-    records = [r for r in read_manifest(args.manifest) if r.get("pauses")]
     if args.held_back:
         fraction = STTTrainConfig.val_turn_fraction
-        held = [r for r in records if _is_validation(SimpleNamespace(id=r["id"]), fraction)]
-        records = [r for r in held if r["split"] == "train"]
+        records = [r for r in split_records(args.manifest, "train") if is_held_back(r["id"], fraction)]
     else:
-        records = [r for r in records if r["split"] == "heldout"]
+        records = split_records(args.manifest, "heldout")
+    records = [r for r in records if r.get("pauses")]
     detector = SonareTurnDetector()
     conversations = []
     for r in records:
-        audio, rate = load_audio(args.manifest.parent / r["audio"])
+        audio, rate = load_record_audio(args.manifest, r)
         pauses = sorted((Pause.from_dict(p) for p in r["pauses"]), key=lambda p: p.start)
         conversations.append((pauses, *detector.outputs(audio, rate), len(audio) / rate))
     print(f"{len(conversations)} conversations ({'held back' if args.held_back else 'held out'})")

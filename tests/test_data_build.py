@@ -9,7 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sonare.data.manifest import MANIFEST_NAME, ManifestWriter, read_manifest, validate_record
+from sonare.data.manifest import (
+    MANIFEST_NAME,
+    ManifestWriter,
+    load_record_audio,
+    read_manifest,
+    split_records,
+    validate_record,
+)
 
 pytest.importorskip("sonare.text.sentences")
 pytest.importorskip("pyworld")
@@ -144,6 +151,18 @@ def test_truncated_last_line_is_dropped_and_repaired(tmp_path):
     with ManifestWriter(path) as writer:
         writer.append({"id": "c"})
     assert [json.loads(line)["id"] for line in path.read_text().splitlines()] == ["a", "c"]
+
+
+def test_split_records_and_their_audio(fixture_corpus):
+    manifest = fixture_corpus / MANIFEST_NAME
+    heldout = split_records(manifest, "heldout")
+    train = split_records(manifest, "train")
+    assert heldout and train and len(heldout) + len(train) == len(list(read_manifest(manifest)))
+    assert {r["split"] for r in heldout} == {"heldout"}
+    audio, rate = load_record_audio(manifest, heldout[0])
+    assert rate == heldout[0]["sample_rate"] and abs(len(audio) / rate - heldout[0]["duration"]) < 0.01
+    with pytest.raises(SystemExit, match="no manifest"):
+        split_records(fixture_corpus / "missing.jsonl", "train")
 
 
 def test_a_section_whose_last_item_overshoots_its_hours_finishes_with_its_progress_bar(tmp_path):

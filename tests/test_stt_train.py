@@ -294,3 +294,13 @@ def test_a_repeated_source_enters_training_that_many_times_and_validation_once(f
     assert [u.id for u in sets["val"]] == [u.id for u in plain_sets["val"]]
     with pytest.raises(SystemExit, match="not in sources"):
         load_data(STTTrainConfig(sources=[manifest], source_repeats={"corpus/typo.jsonl": 2}), tmp_path)
+
+
+def test_held_back_clips_are_chosen_by_id_alone():
+    from sonare.train.common import is_held_back
+
+    ids = [f"clip-{i:05d}" for i in range(4000)]
+    held = [i for i in ids if is_held_back(i, 0.05)]
+    assert held == [i for i in ids if is_held_back(i, 0.05)]  # the same in every run and tool
+    assert 0.04 < len(held) / len(ids) < 0.06
+    assert set(held) <= {i for i in ids if is_held_back(i, 0.2)}  # a larger share keeps the smaller one's clips

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 MANIFEST_NAME = "manifest.jsonl"
 
 # Fields every record carries, with their JSON types.
@@ -75,6 +77,21 @@ def read_manifest(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
             if "pauses" in record:
                 label_holds(record)
             yield record
+
+
+def split_records(path: str | os.PathLike, split: str) -> list[dict[str, Any]]:
+    """The records of one split ("train" or "heldout"); a missing manifest is the user's error, said plainly."""
+    if not Path(path).is_file():
+        raise SystemExit(f"no manifest at {path}")
+    return [r for r in read_manifest(path) if r.get("split") == split]
+
+
+def load_record_audio(path: str | os.PathLike, record: dict[str, Any]) -> tuple[np.ndarray, int]:
+    """A record's samples and rate; its audio path is relative to the manifest at `path` unless absolute."""
+    from sonare.audio.io import load_audio
+
+    audio = Path(record["audio"])
+    return load_audio(audio if audio.is_absolute() else Path(path).parent / audio)
 
 
 def ends_sentence(text: str) -> bool:

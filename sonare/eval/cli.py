@@ -116,14 +116,6 @@ def _finish(args: argparse.Namespace, table: str, results: dict[str, Any]) -> in
     return 0
 
 
-def _records(manifest: Path, split: str) -> list[dict[str, Any]]:
-    from sonare.data.manifest import read_manifest
-
-    if not manifest.is_file():
-        raise SystemExit(f"no manifest at {manifest}")
-    return [r for r in read_manifest(manifest) if r.get("split") == split]
-
-
 def _sample(items: list, limit: int | None, seed: int) -> list:
     """`limit` items drawn without replacement, kept in manifest order; all of them without a limit."""
     if limit is None or limit >= len(items):
@@ -132,13 +124,6 @@ def _sample(items: list, limit: int | None, seed: int) -> list:
 
     chosen = np.sort(np.random.default_rng(seed).choice(len(items), size=limit, replace=False))
     return [items[i] for i in chosen]
-
-
-def _load(manifest: Path, record: dict[str, Any]):
-    from sonare.audio.io import load_audio
-
-    path = Path(record["audio"])
-    return load_audio(path if path.is_absolute() else manifest.parent / path)
 
 
 def _plain(number: float) -> int | float:
@@ -176,17 +161,20 @@ def _run_tts(args: argparse.Namespace) -> int:
 
 
 def _run_stt(args: argparse.Namespace) -> int:
+    from sonare.data.manifest import load_record_audio, split_records
     from sonare.eval.latency import format_table
     from sonare.eval.registry import load_transcriber
     from sonare.eval.stt_eval import SttClip, clean, evaluate_stt, noisy, phone
 
     # Clean single-speaker clips: conversations and already-augmented copies are left out.
-    records = [r for r in _records(args.manifest, args.split) if "pauses" not in r and not r.get("augment")]
+    records = [r for r in split_records(args.manifest, args.split) if "pauses" not in r and not r.get("augment")]
     records = _sample(records, args.limit, args.seed)
     if not records:
         raise SystemExit(f"no clean '{args.split}' clips in {args.manifest}")
     # The reference is the spoken form the teacher read; WER normalisation would reach it from "text" too.
-    clips = [SttClip(r["id"], *_load(args.manifest, r), r["normalized"], r.get("section", "")) for r in records]
+    clips = [
+        SttClip(r["id"], *load_record_audio(args.manifest, r), r["normalized"], r.get("section", "")) for r in records
+    ]
     conditions = {"clean": clean}
     if args.snr is not None:
         conditions[f"{args.noise}@{args.snr:g}dB"] = noisy(args.noise, args.snr, args.seed)
@@ -209,6 +197,7 @@ def _run_stt(args: argparse.Namespace) -> int:
 
 
 def _run_turns(args: argparse.Namespace) -> int:
+    from sonare.data.manifest import load_record_audio, split_records
     from sonare.eval.latency import format_table
     from sonare.eval.registry import load_turn_detector
     from sonare.eval.turns import (
@@ -219,14 +208,14 @@ def _run_turns(args: argparse.Namespace) -> int:
         thinking_pause_cutoff_rate,
     )
 
-    records = [r for r in _records(args.manifest, args.split) if "pauses" in r][: args.limit]
+    records = [r for r in split_records(args.manifest, args.split) if "pauses" in r][: args.limit]
     if not records:
         raise SystemExit(f"no '{args.split}' conversation records in {args.manifest}")
     detector = load_turn_detector(args.detector)
 
     def conversations():
         for record in records:
-            audio, rate = _load(args.manifest, record)
+            audio, rate = load_record_audio(args.manifest, record)
             yield audio, rate, [Pause.from_dict(p) for p in record["pauses"]]
 
     curve = evaluate_detector(detector, conversations())
@@ -316,15 +305,18 @@ def _clone_pairs(args: argparse.Namespace, encoder) -> int:
 
 
 def _clone_manifest(args: argparse.Namespace, encoder) -> int:
+    from sonare.data.manifest import load_record_audio, split_records
     from sonare.eval.speaker import same_vs_different
 
     by_speaker: dict[str, list[dict[str, Any]]] = {}
-    for record in _records(args.manifest, args.split):
+    for record in split_records(args.manifest, args.split):
         if "pauses" not in record and not record.get("augment"):
             by_speaker.setdefault(record["speaker"], []).append(record)
     speakers = sorted(by_speaker)[: args.speakers]
     embeddings = {
-        speaker: [encoder.embed(*_load(args.manifest, r)) for r in by_speaker[speaker][: args.clips_per_speaker]]
+        speaker: [
+            encoder.embed(*load_record_audio(args.manifest, r)) for r in by_speaker[speaker][: args.clips_per_speaker]
+        ]
         for speaker in speakers
     }
     report = same_vs_different(embeddings)

@@ -1,12 +1,20 @@
-"""Pieces every training recipe shares: the learning-rate schedule and crash-safe checkpoint writes."""
+"""Pieces every training recipe shares: which clips are held back, the learning-rate schedule and crash-safe
+checkpoint writes."""
 
 from __future__ import annotations
 
 import math
 import os
+import zlib
 from pathlib import Path
 
 import torch
+
+
+def is_held_back(item_id: str, fraction: float) -> bool:
+    """Whether a training-split clip is held back from training for validation: a hash of its id, so the choice
+    is the same in every run and in every tool that reads the corpus."""
+    return zlib.crc32(item_id.encode()) % 10_000 < fraction * 10_000
 
 
 def warmup_cosine(step: int, peak: float, warmup: int, steps: int, floor: float) -> float:

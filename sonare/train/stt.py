@@ -20,7 +20,6 @@ import math
 import os
 import random
 import time
-import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -32,7 +31,7 @@ from sonare.audio.features import warp_log_mel
 from sonare.recipe import read_recipe
 from sonare.stt.dataset import Utterance, load_source
 from sonare.stt.model import SUBSAMPLING, TURN_END, TURN_SPEECH, STTConfig, STTModel
-from sonare.train.common import save_atomic, to_device, warmup_cosine
+from sonare.train.common import is_held_back, save_atomic, to_device, warmup_cosine
 
 IGNORE = -100  # frame without a phoneme label
 EAGER_FALSE_CUTOFF = 0.2  # an eager end is a speculative hint: it may be wrong more often than an end
@@ -89,10 +88,6 @@ class STTTrainConfig:
     @staticmethod
     def load(path: str | os.PathLike) -> STTTrainConfig:
         return STTTrainConfig(**read_recipe(path))
-
-
-def _is_validation(item: Utterance, fraction: float) -> bool:
-    return zlib.crc32(item.id.encode()) % 10_000 < fraction * 10_000
 
 
 def make_batches(items: list[Utterance], batch_frames: int, max_frames: int, rng: random.Random) -> list[list[int]]:
@@ -252,7 +247,7 @@ def load_data(cfg: STTTrainConfig, run: Path) -> tuple[list[Utterance], dict[str
         items = load_source(source, "train", run / "features", cfg.teachers_out)
         items = fit_ctc(items, cfg.model.get("ctc_per_frame", 1))
         # Conversations are few and each has several pauses: a larger share of them picks the turn thresholds.
-        held = [_is_validation(u, cfg.val_turn_fraction if u.pauses else cfg.val_fraction) for u in items]
+        held = [is_held_back(u.id, cfg.val_turn_fraction if u.pauses else cfg.val_fraction) for u in items]
         train += [u for u, h in zip(items, held, strict=True) if not h] * cfg.source_repeats.get(source, 1)
         held_back += [u for u, h in zip(items, held, strict=True) if h]
         heldout += load_source(source, "heldout", run / "features")

@@ -12,7 +12,6 @@ import json
 import os
 import random
 import time
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,7 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from sonare.recipe import read_recipe
-from sonare.train.common import save_atomic, to_device, warmup_cosine
+from sonare.train.common import is_held_back, save_atomic, to_device, warmup_cosine
 from sonare.tts.adapt import compose, from_transform, identity
 from sonare.tts.dataset import Example, load_examples, load_frames
 from sonare.tts.model import TTSConfig, TTSModel
@@ -69,14 +68,10 @@ class TTSTrainConfig:
         return TTSTrainConfig(**read_recipe(path))
 
 
-def _is_validation(example: Example, fraction: float) -> bool:
-    return zlib.crc32(example.id.encode()) % 10_000 < fraction * 10_000
-
-
 def validation_set(examples: list[Example], cfg: TTSTrainConfig) -> list[Example]:
     """The held-back clips validation measures: the first 64 the id hash sets aside, in manifest order, so runs
     on the same first manifest are compared on the same clips."""
-    return [e for e in examples if _is_validation(e, cfg.val_fraction)][:64]
+    return [e for e in examples if is_held_back(e.id, cfg.val_fraction)][:64]
 
 
 def make_batches(examples: list[Example], batch_frames: int, rng: random.Random) -> list[list[Example]]:
@@ -159,7 +154,7 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
     examples = load_examples(cfg.manifests, run / "frames", teachers=cfg.teachers, workers=cfg.workers)
     if not examples:
         raise SystemExit("no TTS examples found in the manifests")
-    train_set = [e for e in examples if not _is_validation(e, cfg.val_fraction)]
+    train_set = [e for e in examples if not is_held_back(e.id, cfg.val_fraction)]
     val_set = validation_set(examples, cfg)
 
     ckpt_path = run / "checkpoint.pt"
