@@ -43,8 +43,8 @@ from sonare.stt.messages import (
     TurnConfig,
     TurnEvent,
 )
-from sonare.stt.model import SUBSAMPLING, TURN_END, TURN_SPEECH, STTModel, frame_time, heard_seconds
-from sonare.stt.turns import TurnTracker
+from sonare.stt.model import SUBSAMPLING, STTModel, frame_time, heard_seconds
+from sonare.stt.turns import TurnTracker, hear_frame
 
 MIN_RATE, MAX_RATE = 8000, 48000
 # Encoder frames one step may encode, all rows together (rows x longest row, since shorter rows are padded): a
@@ -220,11 +220,7 @@ class STTStreamingModel:
 
     def _frame(self, s: STTSession, logp: np.ndarray, probs: list[float], frame: int, out: list[Any]) -> None:
         """Encoder frame `frame`: its R CTC frames' log-probabilities (R, V) and its turn probabilities."""
-        for j, row in enumerate(logp):
-            s.decoder.push(row, frame * len(logp) + j)
-        if not s.options.turn_detection:
-            return
-        kind = s.turns.push(probs[TURN_END], probs[TURN_SPEECH], s.decoder.sentence_end_probability)
+        kind = hear_frame(s.decoder, s.turns if s.options.turn_detection else None, logp, probs, frame)
         if kind is None:
             return
         now = frame_time(frame)

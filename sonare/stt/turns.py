@@ -96,6 +96,19 @@ class TurnTracker:
         return was
 
 
+def hear_frame(
+    decoder: GreedyDecoder | BeamDecoder, tracker: TurnTracker | None, logp: np.ndarray, probs, frame: int
+) -> Kind | None:
+    """One encoder frame as a stream hears it: its R CTC frames' log-probabilities (R, V) into the decoder first,
+    so that the tracker, fed the frame's turn probabilities next, weighs the words up to this frame; returns the
+    turn event, if any (the caller closes the decoder's segment at an end). No tracker: words only."""
+    for j, row in enumerate(logp):
+        decoder.push(row, frame * len(logp) + j)
+    if tracker is None:
+        return None
+    return tracker.push(probs[TURN_END], probs[TURN_SPEECH], decoder.sentence_end_probability)
+
+
 def turn_fires(
     probs: np.ndarray,
     eager_threshold: float,
@@ -104,15 +117,17 @@ def turn_fires(
     logp: np.ndarray | None = None,
 ) -> list[float]:
     """Times (seconds) a tracker ends turns, fed one recording's per-frame sigmoid turn outputs (L, 2) and, with a
-    decoder, its CTC log-probabilities (L·R, V) as the streaming session feeds them (a segment closes at each end),
-    so that the words weigh in."""
+    decoder, its CTC log-probabilities (L·R, V) frame by frame as a stream is (`hear_frame`; a segment closes at
+    each end), so that the words weigh in."""
     tracker = TurnTracker(eager_threshold, end_threshold)
     per = len(logp) // len(probs) if decoder is not None and len(probs) else 0
     fires = []
     for k, p in enumerate(probs):
-        for j in range(k * per, (k + 1) * per):
-            decoder.push(logp[j], j)
-        if tracker.push(p[TURN_END], p[TURN_SPEECH], decoder.sentence_end_probability if decoder else None) == "end":
+        if decoder is None:
+            kind = tracker.push(p[TURN_END], p[TURN_SPEECH])
+        else:
+            kind = hear_frame(decoder, tracker, logp[k * per : (k + 1) * per], p, k)
+        if kind == "end":
             fires.append(frame_time(k))
             if decoder is not None:
                 decoder.take_segment()
