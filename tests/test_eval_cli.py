@@ -126,12 +126,13 @@ def test_eval_clone_from_directory_pairs(corpus, tmp_path):
 def test_eval_stt_on_manifest_clips_clean_and_noisy(corpus, tmp_path, capsys):
     out = tmp_path / "stt.json"
     argv = ["eval", "stt", "--manifest", str(corpus), "--asr", "whisper-tiny", "--beam", "1", "--limit", "4"]
-    assert main([*argv, "--snr", "10", "--noise", "pink", "--phone", "mulaw", "--out", str(out), "--quiet"]) == 0
+    conditions = ["--snr", "10", "--noise", "pink", "--phone", "mulaw", "--reverb", "0.6"]
+    assert main([*argv, *conditions, "--out", str(out), "--quiet"]) == 0
     printed = capsys.readouterr().out
-    assert "pink@10dB" in printed and "phone-mulaw" in printed
+    assert "pink@10dB" in printed and "phone-mulaw" in printed and "room-rt60-0.6s" in printed
     results = json.loads(out.read_text())
     summary = results["summary"]["whisper-tiny"]
-    assert [summary[c]["clips"] for c in ("clean", "pink@10dB", "phone-mulaw")] == [4, 4, 4]
+    assert [summary[c]["clips"] for c in ("clean", "pink@10dB", "phone-mulaw", "room-rt60-0.6s")] == [4, 4, 4, 4]
     assert summary["clean"]["wer"] <= 0.3
     assert all("whisper-tiny/pink@10dB" in clip for clip in results["clips"])
     assert not any(clip["id"] == "conv" for clip in results["clips"])

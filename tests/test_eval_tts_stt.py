@@ -4,8 +4,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sonare.audio.resample import resample
 from sonare.eval.registry import load_synthesizer, load_transcriber
-from sonare.eval.stt_eval import SttClip, clean, evaluate_stt, noisy, phone
+from sonare.eval.stt_eval import SttClip, clean, evaluate_stt, noisy, phone, reverberant
 from sonare.eval.tts_eval import evaluate_tts
 
 SENTENCES = ["Seven ships sailed out at dawn.", "Please call me back before noon."]
@@ -71,6 +72,14 @@ def test_stt_evaluation_clean_and_in_noise(espeak, tiny):
     again = noisy("white", -5.0, seed=1)
     first, rate = again(clips[0].audio, clips[0].sample_rate, 0)
     assert rate == 16000 and np.array_equal(first, again(clips[0].audio, clips[0].sample_rate, 0)[0])
+    # A room: same length at 16 kHz, each clip its own room, the same room every time a clip is heard.
+    room = reverberant(0.8, 0.0, seed=3)
+    wet, wet_rate = room(clips[0].audio, clips[0].sample_rate, 0)
+    assert wet_rate == 16000 and len(wet) == len(first)
+    assert np.array_equal(wet, room(clips[0].audio, clips[0].sample_rate, 0)[0])
+    assert not np.array_equal(wet, room(clips[0].audio, clips[0].sample_rate, 1)[0])
+    dry = resample(clips[0].audio, clips[0].sample_rate, 16000)
+    assert np.abs(wet - dry).max() > 0.01
 
 
 @pytest.mark.skipif(

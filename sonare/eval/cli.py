@@ -48,6 +48,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stt.add_argument(
         "--phone", choices=["mulaw", "alaw"], help="also evaluate the clips as a phone call: 8 kHz, this G.711 codec"
     )
+    stt.add_argument("--reverb", type=float, metavar="RT60", help="also evaluate in a reverberant room (RT60, s)")
+    stt.add_argument("--drr", type=float, default=3.0, help="direct-to-reverberant ratio for --reverb (dB)")
     _add_asr_options(stt)
     _add_common_options(stt)
     stt.set_defaults(handler=_run_stt)
@@ -164,7 +166,7 @@ def _run_stt(args: argparse.Namespace) -> int:
     from sonare.data.manifest import load_record_audio, split_records
     from sonare.eval.latency import format_table
     from sonare.eval.registry import load_transcriber
-    from sonare.eval.stt_eval import SttClip, clean, evaluate_stt, noisy, phone
+    from sonare.eval.stt_eval import SttClip, clean, evaluate_stt, noisy, phone, reverberant
 
     # Clean single-speaker clips: conversations and already-augmented copies are left out.
     records = [r for r in split_records(args.manifest, args.split) if "pauses" not in r and not r.get("augment")]
@@ -180,6 +182,8 @@ def _run_stt(args: argparse.Namespace) -> int:
         conditions[f"{args.noise}@{args.snr:g}dB"] = noisy(args.noise, args.snr, args.seed)
     if args.phone:
         conditions[f"phone-{args.phone}"] = phone(args.phone)
+    if args.reverb is not None:
+        conditions[f"room-rt60-{args.reverb:g}s"] = reverberant(args.reverb, args.drr, args.seed)
 
     rows, results = [], {"summary": {}, "clips": [{"id": c.id, "text": c.text} for c in clips]}
     for name in args.asr or DEFAULT_ASRS:

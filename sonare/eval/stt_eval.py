@@ -35,6 +35,19 @@ def noisy(kind: str, snr_db: float, seed: int) -> Condition:
     return apply
 
 
+def reverberant(rt60: float, drr_db: float, seed: int) -> Condition:
+    """The clip as a microphone across a room hears it: a synthetic room (`sonare.data.augment.add_reverb`) whose
+    tail falls 60 dB in `rt60` seconds, the talker `drr_db` louder direct than reverberant; each clip its own
+    room, drawn from a per-clip seed so every transcriber hears the same one."""
+    from sonare.audio.resample import resample
+    from sonare.data.augment import SAMPLE_RATE, add_reverb
+
+    def apply(audio: np.ndarray, sample_rate: int, index: int) -> tuple[np.ndarray, int]:
+        return add_reverb(resample(audio, sample_rate, SAMPLE_RATE), rt60, drr_db, seed + index), SAMPLE_RATE
+
+    return apply
+
+
 def phone(codec: str) -> Condition:
     """The clip as a telephone call delivers it: 300-3400 Hz at 8 kHz through G.711 `codec` ("mulaw", "alaw"),
     handed to the recogniser at 8 kHz, as a telephony client sends it."""
