@@ -97,7 +97,11 @@ class TurnTracker:
 
 
 def hear_frame(
-    decoder: GreedyDecoder | BeamDecoder, tracker: TurnTracker | None, logp: np.ndarray, probs, frame: int
+    decoder: GreedyDecoder | BeamDecoder,
+    tracker: TurnTracker | None,
+    logp: np.ndarray,
+    probs: np.ndarray | list[float],
+    frame: int,
 ) -> Kind | None:
     """One encoder frame as a stream hears it: its R CTC frames' log-probabilities (R, V) into the decoder first,
     so that the tracker, fed the frame's turn probabilities next, weighs the words up to this frame; returns the
