@@ -304,3 +304,47 @@ def test_held_back_clips_are_chosen_by_id_alone():
     assert held == [i for i in ids if is_held_back(i, 0.05)]  # the same in every run and tool
     assert 0.04 < len(held) / len(ids) < 0.06
     assert set(held) <= {i for i in ids if is_held_back(i, 0.2)}  # a larger share keeps the smaller one's clips
+
+
+def test_the_weight_average_follows_the_weights_with_its_decay():
+    from sonare.train.common import WeightAverage
+
+    model = torch.nn.BatchNorm1d(2)  # float weights and an integer buffer (num_batches_tracked)
+    with torch.no_grad():
+        model.weight.fill_(0.0)
+    average = WeightAverage(model, decay=0.5)
+    with torch.no_grad():
+        model.weight.fill_(1.0)
+        model.num_batches_tracked.fill_(7)
+    average.update(model)  # the ramp (1 + 1) / (10 + 1) keeps 2/11 of the start
+    assert torch.allclose(average.weights["weight"], torch.full((2,), 9 / 11))
+    assert int(average.weights["num_batches_tracked"]) == 7
+    for _ in range(30):  # past the ramp the decay rules: the start's share halves every update
+        average.update(model)
+    assert torch.allclose(average.weights["weight"], torch.ones(2), atol=1e-6)
+    restored = WeightAverage.from_state(model, average.state_dict())
+    assert restored.updates == 31 and torch.equal(restored.weights["weight"], average.weights["weight"])
+
+
+def test_a_run_with_a_weight_average_keeps_and_exports_the_average(fixture_corpus, tmp_path):
+    from safetensors.torch import load_file
+
+    cfg = STTTrainConfig(
+        sources=[str(fixture_corpus / "manifest.jsonl")], run_dir=str(tmp_path / "run"), model=SMALL,
+        batch_frames=4000, steps=3, warmup=1, val_every=3, val_fraction=0.2, ema_decay=0.9, lr=1e-2,
+    )  # fmt: skip
+    train(cfg, progress=False)
+    averages = {3: torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["average"]["weights"]}
+    cfg.steps = 4
+    train(cfg, progress=False)  # resumes, its average included
+    state = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)
+    assert state["average"]["updates"] == 4
+    averages[4] = state["average"]["weights"]
+    assert not torch.equal(averages[4]["ctc.weight"], state["model"]["ctc.weight"])
+    best = torch.load(tmp_path / "run" / "best.pt", weights_only=False)
+    assert torch.equal(best["model"]["ctc.weight"], averages[best["best"]["step"]]["ctc.weight"])
+    log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    validations = [r for r in log if "val" in r]
+    assert [r["step"] for r in validations] == [3, 4] and all("val" in r["raw"] for r in validations)
+    exported = load_file(export(cfg, tmp_path / "export") / "stt.safetensors")
+    assert torch.equal(exported["ctc.weight"], best["model"]["ctc.weight"])

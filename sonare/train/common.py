@@ -1,5 +1,5 @@
-"""Pieces every training recipe shares: which clips are held back, the learning-rate schedule and crash-safe
-checkpoint writes."""
+"""Pieces every training recipe shares: which clips are held back, the learning-rate schedule, the running
+average of the weights and crash-safe checkpoint writes."""
 
 from __future__ import annotations
 
@@ -35,3 +35,36 @@ def save_atomic(obj: dict, path: Path) -> None:
 def to_device(batch: dict[str, torch.Tensor], device: str) -> dict[str, torch.Tensor]:
     """A collated batch's tensors on the training device."""
     return {k: v.to(device) for k, v in batch.items()}
+
+
+class WeightAverage:
+    """An exponential moving average of a model's weights, updated after every optimiser step.
+
+    Small batches on a few CPU cores make each step's weights noisy; their running average sits nearer the
+    bottom of the valley than any one of them (Polyak averaging). The decay ramps up as (1 + n) / (10 + n) over
+    the first updates, so the weights a run starts from fade out quickly instead of weighing for
+    1 / (1 - decay) steps. Integer buffers are copied, not averaged."""
+
+    def __init__(self, model: torch.nn.Module, decay: float, updates: int = 0):
+        self.decay = decay
+        self.updates = updates
+        self.weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+    @torch.no_grad()
+    def update(self, model: torch.nn.Module) -> None:
+        self.updates += 1
+        keep = min(self.decay, (1 + self.updates) / (10 + self.updates))
+        for name, value in model.state_dict().items():
+            if value.is_floating_point():
+                self.weights[name].lerp_(value.detach(), 1.0 - keep)
+            else:
+                self.weights[name].copy_(value)
+
+    def state_dict(self) -> dict:
+        return {"decay": self.decay, "updates": self.updates, "weights": self.weights}
+
+    @classmethod
+    def from_state(cls, model: torch.nn.Module, state: dict) -> WeightAverage:
+        average = cls(model, state["decay"], state["updates"])
+        average.weights = {k: v.to(average.weights[k].device) for k, v in state["weights"].items()}
+        return average

@@ -7,7 +7,8 @@ back by id hash and on the corpus's held-out split (speakers, voices and sentenc
 turn metrics (`sonare.eval.turns`: false cut-offs on hold pauses, latency after true ends) of the turn head
 at a grid of thresholds. The thresholds shipped with the model are chosen on the held-back training slice,
 never on the held-out split, by their false cut-offs on pauses to think (mid-sentence holds) where the
-conversations label them. `--export` writes safetensors weights with the config and thresholds.
+conversations label them. `--export` writes safetensors weights with the config and thresholds. With
+`ema_decay`, the weights validated, kept and exported are a running average of the trained ones.
 
 Losses: CTC over characters, the turn head's end and speech labels, and cross-entropy of an auxiliary
 phoneme head (kept in the checkpoint, not exported) against the corpus's phoneme alignments.
@@ -15,6 +16,7 @@ phoneme head (kept in the checkpoint, not exported) against the corpus's phoneme
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -31,7 +33,7 @@ from sonare.audio.features import warp_log_mel
 from sonare.recipe import read_recipe
 from sonare.stt.dataset import Utterance, load_source
 from sonare.stt.model import SUBSAMPLING, TURN_END, TURN_SPEECH, STTConfig, STTModel
-from sonare.train.common import is_held_back, save_atomic, to_device, warmup_cosine
+from sonare.train.common import WeightAverage, is_held_back, save_atomic, to_device, warmup_cosine
 
 IGNORE = -100  # frame without a phoneme label
 EAGER_FALSE_CUTOFF = 0.2  # an eager end is a speculative hint: it may be wrong more often than an end
@@ -55,6 +57,9 @@ class STTTrainConfig:
     warmup: int = 300
     weight_decay: float = 0.01
     grad_clip: float = 5.0
+    # Above 0: validate, keep as best and export a running average of the weights with this decay per step
+    # (`WeightAverage`), the raw weights validated beside it; 0: the raw weights.
+    ema_decay: float = 0.0
     end_weight: float = 0.5
     speech_weight: float = 0.2
     # Frame-level phoneme targets from the corpus alignments, through an auxiliary head that only training
@@ -353,6 +358,10 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     if ckpt is not None:
         opt.load_state_dict(ckpt["optimizer"])
+    average = None
+    if cfg.ema_decay > 0:
+        saved = ckpt.get("average") if ckpt is not None else None
+        average = WeightAverage.from_state(model, saved) if saved else WeightAverage(model, cfg.ema_decay)
     hours = sum(len(u.mel) for u in train_set) / 360_000
     n_params = sum(p.numel() for p in model.parameters())
     sizes = ", ".join(f"{k} {len(v)}" for k, v in val_sets.items())
@@ -361,6 +370,8 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
     def checkpoint() -> None:
         state = {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step, "best": best}
         state["phone_head"] = phone_head.state_dict()
+        if average is not None:
+            state["average"] = average.state_dict()
         save_atomic({**state, "model_config": model.cfg.to_dict()}, ckpt_path)
 
     py_rng = random.Random(cfg.seed + step)
@@ -381,6 +392,8 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
         parts["loss"].backward()
         torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
         opt.step()
+        if average is not None:
+            average.update(model)
         step += 1
         bar.update(1)
         bar.set_postfix({k: f"{v.item():.3f}" for k, v in parts.items()}, refresh=False)
@@ -395,13 +408,19 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
             log.flush()
             t_last = time.time()
         if step % cfg.val_every == 0 or step == cfg.steps:
-            record = validate(model, val_sets, cfg, step)
+            kept = model
+            if average is not None:
+                kept = copy.deepcopy(model)
+                kept.load_state_dict(average.weights)
+            record = validate(kept, val_sets, cfg, step)
+            if average is not None:
+                record["raw"] = {k: v for k, v in validate(model, val_sets, cfg, step).items() if k != "step"}
             log.write(json.dumps(record) + "\n")
             log.flush()
             if "val" in record and (best is None or record["val"]["wer"] <= best["wer"]):
                 best = {"step": step, "wer": record["val"]["wer"]}
                 torch.save(
-                    {"model": model.state_dict(), "model_config": model.cfg.to_dict(), "best": best}, run / "best.tmp"
+                    {"model": kept.state_dict(), "model_config": model.cfg.to_dict(), "best": best}, run / "best.tmp"
                 )
                 os.replace(run / "best.tmp", run / "best.pt")
             model.train()
@@ -528,8 +547,9 @@ def export(cfg: STTTrainConfig, out_dir: str | os.PathLike) -> Path:
     best_or_last = run / "best.pt" if (run / "best.pt").exists() else run / "checkpoint.pt"
     ckpt = torch.load(best_or_last, map_location="cpu", weights_only=False)
     best = ckpt.get("best") or {}
+    weights = ckpt["average"]["weights"] if "average" in ckpt else ckpt["model"]  # a checkpoint: its average
     model = STTModel(STTConfig(**ckpt["model_config"]))
-    model.load_state_dict(ckpt["model"])
+    model.load_state_dict(weights)
     _, val_sets = load_data(cfg, run)
     held_back = {"val-turns": val_sets["val-turns"]} if "val-turns" in val_sets else {}
     step = best.get("step", ckpt.get("step"))
@@ -542,5 +562,5 @@ def export(cfg: STTTrainConfig, out_dir: str | os.PathLike) -> Path:
         "eager_threshold": str(thresholds.get("eager_threshold", EAGER_THRESHOLD)),
         "end_threshold": str(thresholds.get("end_threshold", END_THRESHOLD)),
     }
-    save_file({k: v.contiguous() for k, v in ckpt["model"].items()}, out / "stt.safetensors", metadata=metadata)
+    save_file({k: v.contiguous() for k, v in weights.items()}, out / "stt.safetensors", metadata=metadata)
     return out
