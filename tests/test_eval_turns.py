@@ -10,6 +10,7 @@ from sonare.eval.turns import (
     Pause,
     TurnOutcomes,
     best_operating_point,
+    most_ends_within_budget,
     score_fires,
     silence_timer_fires,
     summarize,
@@ -106,6 +107,23 @@ def test_best_operating_point_respects_the_false_cutoff_budget():
     assert best_operating_point(curve, 0.05) == 500.0 and best_operating_point(curve, 0.0) is None
     curve[950.0] = metrics(0.0, 0.95, missed=1)
     assert best_operating_point(curve, 0.0) == 950.0
+
+
+def test_most_ends_within_budget_when_no_setting_detects_most():
+    def metrics(cutoff_rate: float, p50: float, missed: int):
+        fired = [True] * round(cutoff_rate * 100) + [False] * round(100 - cutoff_rate * 100)
+        outcomes = TurnOutcomes(hold_fired=fired, hold_after_sentence=[None] * len(fired))
+        outcomes.end_latencies = [p50] * (10 - missed) + [None] * missed
+        return summarize(outcomes)
+
+    # Words holding back unsure ends: every setting misses most of them, so none has a median latency.
+    curve = {0.5: metrics(0.08, 0.2, 5), 0.7: metrics(0.04, 0.3, 6), 0.8: metrics(0.02, 0.25, 6)}
+    curve[0.9] = metrics(0, 0, 10)
+    assert best_operating_point(curve, 0.05) is None
+    assert most_ends_within_budget(curve, 0.05) == 0.8  # 0.7 and 0.8 detect as many; 0.8 sooner
+    assert most_ends_within_budget(curve, 0.1) == 0.5
+    assert most_ends_within_budget(curve, 0.0) == 0.9  # nothing detected: within the budget all the same
+    assert most_ends_within_budget({0.5: curve[0.5]}, 0.05) is None
 
 
 def test_thresholds_can_be_chosen_on_pauses_to_think():

@@ -39,7 +39,10 @@ def test_save_and_load_keep_every_probability(lm, tmp_path):
     lm.decoding = {"alpha": 0.6, "beta": 2.0}
     lm.save(tmp_path / "lm.safetensors")
     back = WordLM.load(tmp_path / "lm.safetensors")
-    assert back.vocab == lm.vocab and back.decoding == {"alpha": 0.6, "beta": 2.0}
+    assert back.vocab == lm.vocab and back.decoding == {"alpha": 0.6, "beta": 2.0} and back.end_threshold is None
+    lm.end_threshold = 0.65
+    lm.save(tmp_path / "lm.safetensors")
+    assert WordLM.load(tmp_path / "lm.safetensors").end_threshold == 0.65
     for gram in [(BOS, BOS, "the"), ("the", "cat", "sat"), ("on", "the", "mat"), ("a", "dog", EOS)]:
         assert back.log_prob(*gram) == pytest.approx(lm.log_prob(*gram), abs=1e-6)
 
@@ -131,7 +134,7 @@ def test_an_unknown_word_survives_when_the_acoustics_are_sure(lm):
 def test_new_domain_text_without_a_corpus_keeps_the_tuned_beam(lm, tmp_path):
     from sonare.train.lm import LMTrainConfig, train_lm
 
-    lm.decoding = {"alpha": 0.6, "beta": 2.5, "beam": 12}
+    lm.decoding, lm.end_threshold = {"alpha": 0.6, "beta": 2.5, "beam": 12}, 0.7
     lm.save(tmp_path / "lm.safetensors")
     (tmp_path / "domain.txt").write_text("book the sonare demo for friday\n")
     cfg = LMTrainConfig(generated_sentences=50, wordnet=False, text_files=[str(tmp_path / "domain.txt")],
@@ -140,3 +143,4 @@ def test_new_domain_text_without_a_corpus_keeps_the_tuned_beam(lm, tmp_path):
     updated = WordLM.load(tmp_path / "lm.safetensors")
     assert "sonare" in updated.words
     assert updated.decoding["alpha"] == 0.6 and updated.decoding["beta"] == 2.5 and updated.decoding["beam"] == 8
+    assert updated.end_threshold == 0.7

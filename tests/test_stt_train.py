@@ -348,3 +348,26 @@ def test_a_run_with_a_weight_average_keeps_and_exports_the_average(fixture_corpu
     assert [r["step"] for r in validations] == [3, 4] and all("val" in r["raw"] for r in validations)
     exported = load_file(export(cfg, tmp_path / "export") / "stt.safetensors")
     assert torch.equal(exported["ctc.weight"], best["model"]["ctc.weight"])
+
+
+def test_the_lm_recipe_tunes_the_end_threshold_the_words_weigh_in_on(fixture_corpus, tmp_path):
+    from sonare.stt import load_from
+    from sonare.stt.lm import LM_FILE, WordLM
+    from sonare.stt.turns import THRESHOLDS
+
+    manifest = str(fixture_corpus / "manifest.jsonl")
+    cfg = STTTrainConfig(
+        sources=[manifest], run_dir=str(tmp_path / "run"), model=SMALL, batch_frames=4000, steps=1, warmup=1,
+        val_turn_fraction=1.0, max_false_cutoff=1.0,  # every conversation held back; every threshold in budget
+    )  # fmt: skip
+    train(cfg, progress=False)
+    export(cfg, tmp_path / "export")
+    head_alone = load_from(tmp_path / "export", language_model=False).end_threshold
+    recipe = tmp_path / "stt.yaml"
+    recipe.write_text(yaml.safe_dump(asdict(cfg)))
+    lm_cfg = LMTrainConfig(generated_sentences=300, wordnet=False, stt_recipe=str(recipe), alphas=[0.5], betas=[1.0])
+    train_lm(lm_cfg, tmp_path / "export")
+    tuned = WordLM.load(tmp_path / "export" / LM_FILE).end_threshold
+    assert tuned in THRESHOLDS
+    assert load_from(tmp_path / "export").end_threshold == tuned  # with the words, their threshold
+    assert load_from(tmp_path / "export", language_model=False).end_threshold == head_alone  # greedy: the head's

@@ -189,6 +189,22 @@ def best_operating_point(
     return min(allowed)[1] if allowed else None
 
 
+def most_ends_within_budget(
+    curve: Mapping[float, TurnMetrics],
+    max_false_cutoff: float = DEFAULT_MAX_FALSE_CUTOFF,
+    rate: Callable[[TurnMetrics], float] = all_holds_cutoff_rate,
+) -> float | None:
+    """The setting within the false cut-off budget (`rate`) that detects the most ends, the sooner (median latency)
+    among equals. For a detector that holds back the ends it is unsure of, where no setting within the budget may
+    detect most ends and `best_operating_point` then has none to offer."""
+    allowed = [
+        (metrics.miss_rate, math.inf if math.isnan(metrics.latency_p50) else metrics.latency_p50, setting)
+        for setting, metrics in curve.items()
+        if rate(metrics) <= max_false_cutoff
+    ]
+    return min(allowed)[2] if allowed else None
+
+
 class TurnDetector(Protocol):
     """Anything that declares ends of turn in a recording, at one or more operating points."""
 

@@ -48,9 +48,13 @@ class WordLM:
         trigrams: dict[int, float],
         trigram_backoff: dict[int, float],
         decoding: dict | None = None,
+        end_threshold: float | None = None,
     ):
         self.vocab = vocab
         self.decoding = decoding or {}  # the beam search settings tuned for this model (`BeamSettings` fields)
+        # The turn tracker's end threshold with this model's sentence-end check weighing in, tuned beside the beam
+        # for the same acoustic model (None: the acoustic model's own, chosen on its turn head alone).
+        self.end_threshold = end_threshold
         self.ids = {w: i for i, w in enumerate(vocab)}
         self.unigram = unigram.tolist()
         self.bigrams, self.bigram_backoff = bigrams, bigram_backoff
@@ -145,7 +149,10 @@ class WordLM:
         tensors = {"unigram": np.asarray(self.unigram, np.float32)}
         tensors |= table(self.bigrams, "bigrams") | table(self.bigram_backoff, "bigram_backoff")
         tensors |= table(self.trigrams, "trigrams") | table(self.trigram_backoff, "trigram_backoff")
-        save_file(tensors, str(path), metadata={"vocab": json.dumps(self.vocab), "decoding": json.dumps(self.decoding)})
+        metadata = {"vocab": json.dumps(self.vocab), "decoding": json.dumps(self.decoding)}
+        if self.end_threshold is not None:
+            metadata["end_threshold"] = str(self.end_threshold)
+        save_file(tensors, str(path), metadata=metadata)
 
     @staticmethod
     def load(path: str | os.PathLike) -> WordLM:
@@ -167,4 +174,5 @@ class WordLM:
             table("trigrams"),
             table("trigram_backoff"),
             json.loads(meta.get("decoding", "{}")),
+            float(meta["end_threshold"]) if "end_threshold" in meta else None,
         )

@@ -13,7 +13,8 @@ WEIGHTS_NAME = "stt.safetensors"
 def load_from(directory: str | os.PathLike, language_model: bool = True):
     """An `STTStreamingModel` from `stt.safetensors` in `directory` (config and turn thresholds in its metadata),
     decoding with the word language model `lm.safetensors` when the directory has one (and `language_model`),
-    else greedily (faster, less accurate)."""
+    else greedily (faster, less accurate). With the language model its words weigh in on ends of turn, and the end
+    threshold tuned with them, when it has one, replaces the acoustic model's."""
     from safetensors import safe_open
     from safetensors.torch import load_file
 
@@ -30,7 +31,8 @@ def load_from(directory: str | os.PathLike, language_model: bool = True):
     lm_path = Path(directory) / LM_FILE
     lm = WordLM.load(lm_path) if language_model and lm_path.exists() else None
     beam = BeamSettings(**lm.decoding) if lm is not None else None
-    return STTStreamingModel(model, float(meta["eager_threshold"]), float(meta["end_threshold"]), lm, beam)
+    end = lm.end_threshold if lm is not None and lm.end_threshold is not None else float(meta["end_threshold"])
+    return STTStreamingModel(model, float(meta["eager_threshold"]), end, lm, beam)
 
 
 def load_default(model_dir: str | os.PathLike | None = None, language_model: bool = True):

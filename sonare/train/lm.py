@@ -7,6 +7,9 @@
 2. An interpolated Kneser-Ney trigram model of it (`sonare.stt.lm`).
 3. The beam search settings (LM weight, word bonus) tuned for one acoustic model, on the STT recipe's
    held-back training clips (never the held-out split): the grid point with the lowest WER.
+4. The turn tracker's end threshold with the words weighing in (`sonare.stt.turns`: the sentence-end check
+   holds ends the head alone would declare), on the recipe's held-back conversations: within its false cut-off
+   budget on pauses to think, the threshold that detects the most ends.
 
 It writes `lm.safetensors` into the STT model directory; rerun it whenever the acoustic model changes, since
 the best weights depend on how sure that model is of its letters.
@@ -18,11 +21,17 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sonare.recipe import read_recipe
 from sonare.stt.beam import BeamDecoder, BeamSettings
 from sonare.stt.decode import transcript
 from sonare.stt.lm import LM_FILE, WordLM
+
+if TYPE_CHECKING:
+    from sonare.stt.dataset import Utterance
+    from sonare.stt.model import STTModel
+    from sonare.train.stt import STTTrainConfig
 
 
 @dataclass
@@ -60,8 +69,9 @@ def training_text(cfg: LMTrainConfig) -> list[str]:
     return [s for s in spoken if s]
 
 
-def tune(lm: WordLM, cfg: LMTrainConfig, stt_dir: str | os.PathLike) -> tuple[BeamSettings, dict]:
-    """The grid's best beam settings for the acoustic model in `stt_dir`, and the WERs measured."""
+def tune(lm: WordLM, cfg: LMTrainConfig, stt_dir: str | os.PathLike) -> tuple[BeamSettings, float | None, dict]:
+    """The grid's best beam settings for the acoustic model in `stt_dir`, the end threshold with them (None without
+    held-back conversations), and what was measured."""
     import torch
 
     from sonare.eval.wer import corpus_errors
@@ -101,7 +111,26 @@ def tune(lm: WordLM, cfg: LMTrainConfig, stt_dir: str | os.PathLike) -> tuple[Be
             if best is None or score < best[0]:
                 best = (score, settings)
     report["beam_wer"] = round(best[0], 4)
-    return best[1], report
+    end = None
+    if "val-turns" in val_sets:
+        end, report["turns"] = tune_end_threshold(model, lm, best[1], val_sets["val-turns"], stt_cfg)
+    return best[1], end, report
+
+
+def tune_end_threshold(
+    model: STTModel, lm: WordLM, settings: BeamSettings, items: list[Utterance], stt_cfg: STTTrainConfig
+) -> tuple[float | None, dict]:
+    """The end threshold (None if none keeps within the budget) with the beam's sentence-end check, on held-back
+    conversations, and its metrics."""
+    from sonare.eval.turns import most_ends_within_budget, thinking_pause_cutoff_rate
+    from sonare.train.stt import model_outputs, turn_curve
+
+    seconds = model.cfg.ctc_frame_seconds
+    curve = turn_curve(items, model_outputs(model, items, stt_cfg), lambda: BeamDecoder(lm, settings, seconds))
+    end = most_ends_within_budget(curve, stt_cfg.max_false_cutoff, thinking_pause_cutoff_rate)
+    metrics = {k: round(v, 4) for k, v in curve[end].as_dict().items()} if end is not None else None
+    print(f"LM: end threshold with the words {end} on {len(items)} held-back conversations: {metrics}")
+    return end, {"conversations": len(items), "end_threshold": end, "metrics": metrics}
 
 
 def train_lm(cfg: LMTrainConfig, out_dir: str | os.PathLike) -> Path:
@@ -113,13 +142,15 @@ def train_lm(cfg: LMTrainConfig, out_dir: str | os.PathLike) -> Path:
     try:
         if not cfg.stt_recipe:
             raise FileNotFoundError("no stt_recipe to tune the beam with")
-        settings, report = tune(lm, cfg, out_dir)
+        settings, lm.end_threshold, report = tune(lm, cfg, out_dir)
         print(f"LM: held-back WER greedy {report['greedy_wer']:.4f} -> beam {report['beam_wer']:.4f}")
     except FileNotFoundError as missing:
         # New words for a model whose beam was tuned before: the settings stay valid for a similar text.
-        previous = WordLM.load(out).decoding if out.exists() else {}
-        settings = BeamSettings(**{**previous, "beam": cfg.beam, "margin": cfg.margin})
-        print(f"LM: not tuned ({missing}); keeping {'the previous' if previous else 'default'} beam settings")
+        previous = WordLM.load(out) if out.exists() else None
+        decoding = previous.decoding if previous is not None else {}
+        settings = BeamSettings(**{**decoding, "beam": cfg.beam, "margin": cfg.margin})
+        lm.end_threshold = previous.end_threshold if previous is not None else None
+        print(f"LM: not tuned ({missing}); keeping {'the previous' if decoding else 'default'} beam settings")
     lm.decoding = asdict(settings)
     lm.save(out)
     print(f"LM: wrote {out} in {time.time() - start:.0f} s")

@@ -22,8 +22,10 @@ import math
 import os
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -34,6 +36,9 @@ from sonare.recipe import read_recipe
 from sonare.stt.dataset import Utterance, load_source
 from sonare.stt.model import SUBSAMPLING, TURN_END, TURN_SPEECH, STTConfig, STTModel
 from sonare.train.common import WeightAverage, is_held_back, save_atomic, to_device, warmup_cosine
+
+if TYPE_CHECKING:
+    from sonare.stt.beam import BeamDecoder
 
 IGNORE = -100  # frame without a phoneme label
 EAGER_FALSE_CUTOFF = 0.2  # an eager end is a speculative hint: it may be wrong more often than an end
@@ -488,17 +493,19 @@ def greedy_text(logp: np.ndarray, frame_seconds: float) -> str:
     return transcript(GreedyDecoder(frame_seconds), logp)
 
 
-def turn_curve(items: list[Utterance], outputs) -> dict:
-    """Turn metrics per end threshold, scored by the independent turn evaluator. The head alone: the language
-    model is trained after the acoustic model, and its sentence-end check (`sonare.stt.turns`) only holds ends."""
+def turn_curve(items: list[Utterance], outputs, new_decoder: Callable[[], BeamDecoder] | None = None) -> dict:
+    """Turn metrics per end threshold, scored by the independent turn evaluator: the head alone, or with
+    `new_decoder` the words weighing in as they do in a stream (a fresh decoder per conversation; the language
+    model is trained after the acoustic model, so this recipe's own validation has only the head)."""
     from sonare.eval.turns import Pause, TurnOutcomes, score_fires, summarize
     from sonare.stt.turns import THRESHOLDS, turn_fires
 
     curve = {}
     for threshold in THRESHOLDS:
         pooled = TurnOutcomes()
-        for u, (_, probs) in zip(items, outputs, strict=True):
-            fires = turn_fires(probs, min(threshold, 0.5), threshold)
+        for u, (logp, probs) in zip(items, outputs, strict=True):
+            decoder = new_decoder() if new_decoder is not None else None
+            fires = turn_fires(probs, min(threshold, 0.5), threshold, decoder, logp)
             seconds = len(u.mel) * 0.01
             pooled.extend(score_fires([Pause.from_dict(p) for p in u.pauses], fires, seconds))
         curve[threshold] = summarize(pooled)
