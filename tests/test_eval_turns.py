@@ -123,7 +123,8 @@ def test_most_ends_within_budget_when_no_setting_detects_most():
     assert most_ends_within_budget(curve, 0.05) == 0.8  # 0.7 and 0.8 detect as many; 0.8 sooner
     assert most_ends_within_budget(curve, 0.1) == 0.5
     assert most_ends_within_budget(curve, 0.0) == 0.9  # nothing detected: within the budget all the same
-    assert most_ends_within_budget({0.5: curve[0.5]}, 0.05) is None
+    del curve[0.9]
+    assert most_ends_within_budget(curve, 0.0) == 0.8  # none within it: the closest, 2% over
 
 
 def test_thresholds_can_be_chosen_on_pauses_to_think():

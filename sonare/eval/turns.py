@@ -193,16 +193,19 @@ def most_ends_within_budget(
     curve: Mapping[float, TurnMetrics],
     max_false_cutoff: float = DEFAULT_MAX_FALSE_CUTOFF,
     rate: Callable[[TurnMetrics], float] = all_holds_cutoff_rate,
-) -> float | None:
+) -> float:
     """The setting within the false cut-off budget (`rate`) that detects the most ends, the sooner (median latency)
-    among equals. For a detector that holds back the ends it is unsure of, where no setting within the budget may
-    detect most ends and `best_operating_point` then has none to offer."""
-    allowed = [
-        (metrics.miss_rate, math.inf if math.isnan(metrics.latency_p50) else metrics.latency_p50, setting)
-        for setting, metrics in curve.items()
-        if rate(metrics) <= max_false_cutoff
-    ]
-    return min(allowed)[2] if allowed else None
+    among equals; when none keeps within the budget, the same among those that come closest to it. For a detector
+    that holds back the ends it is unsure of, where no setting may detect most ends, so that `best_operating_point`
+    has none to offer."""
+    return min(
+        curve,
+        key=lambda setting: (
+            max(rate(curve[setting]) - max_false_cutoff, 0.0),
+            curve[setting].miss_rate,
+            math.inf if math.isnan(curve[setting].latency_p50) else curve[setting].latency_p50,
+        ),
+    )
 
 
 class TurnDetector(Protocol):
