@@ -371,3 +371,20 @@ def test_the_lm_recipe_tunes_the_end_threshold_the_words_weigh_in_on(fixture_cor
     assert tuned in THRESHOLDS
     assert load_from(tmp_path / "export").end_threshold == tuned  # with the words, their threshold
     assert load_from(tmp_path / "export", language_model=False).end_threshold == head_alone  # greedy: the head's
+
+
+def test_the_exported_threshold_detects_the_most_ends_when_none_detects_most():
+    from sonare.eval.turns import TurnOutcomes, summarize
+    from sonare.train.common import chosen_threshold
+
+    def metrics(mid_fired: int, found: int, p50: float):
+        outcomes = TurnOutcomes(hold_fired=[True] * mid_fired + [False] * (20 - mid_fired))
+        outcomes.hold_after_sentence = [False] * 20
+        outcomes.end_latencies = [p50] * found + [None] * (10 - found)
+        return summarize(outcomes)
+
+    curve = {0.5: metrics(3, 8, 0.2), 0.7: metrics(1, 7, 0.3), 0.9: metrics(0, 6, 0.5)}
+    assert chosen_threshold(curve, 0.05) == 0.7  # within 5% of pauses to think, detecting most, soonest
+    curve = {0.5: metrics(3, 6, 0.2), 0.7: metrics(1, 4, 0.3), 0.9: metrics(0, 2, 0.5)}
+    assert chosen_threshold(curve, 0.05) == 0.7  # none detects most: the most within the budget
+    assert chosen_threshold(curve, 0.0) == 0.9

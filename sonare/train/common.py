@@ -1,5 +1,5 @@
 """Pieces every training recipe shares: which clips are held back, the learning-rate schedule, the running
-average of the weights and crash-safe checkpoint writes."""
+average of the weights, crash-safe checkpoint writes and the rule that picks a turn threshold."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import zlib
 from pathlib import Path
 
 import torch
+
+from sonare.eval.turns import TurnMetrics, best_operating_point, most_ends_within_budget, thinking_pause_cutoff_rate
 
 
 def is_held_back(item_id: str, fraction: float) -> bool:
@@ -23,6 +25,16 @@ def warmup_cosine(step: int, peak: float, warmup: int, steps: int, floor: float)
         return peak * (step + 1) / warmup
     progress = min(1.0, (step - warmup) / max(1, steps - warmup))
     return peak * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def chosen_threshold(curve: dict[float, TurnMetrics], max_false_cutoff: float) -> float:
+    """The turn threshold a recipe exports, from its curve on held-back conversations: within the false cut-off
+    budget on pauses to think, the soonest of the settings that detect most ends; where none does (the words
+    weighing in hold back the ends they are unsure of), the one that detects the most, within the budget or as
+    close to it as any comes. Pauses to think, since a hold after a complete sentence is heard exactly as an end
+    until the speaker goes on (`sonare.eval.turns`)."""
+    end = best_operating_point(curve, max_false_cutoff, thinking_pause_cutoff_rate)
+    return end if end is not None else most_ends_within_budget(curve, max_false_cutoff, thinking_pause_cutoff_rate)
 
 
 def save_atomic(obj: dict, path: Path) -> None:

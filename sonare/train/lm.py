@@ -8,9 +8,8 @@
 3. The beam search settings (LM weight, word bonus) tuned for one acoustic model, on the STT recipe's
    held-back training clips (never the held-out split): the grid point with the lowest WER.
 4. The turn tracker's end threshold with the words weighing in (`sonare.stt.turns`: the sentence-end check
-   holds ends the head alone would declare), on the recipe's held-back conversations: within its false cut-off
-   budget on all holds (or as close to it as any comes), the threshold that detects the most ends. The check
-   keeps pauses to think, so the budget on those alone, the acoustic recipe's, would not bind.
+   holds ends the head alone would declare), on the recipe's held-back conversations, by the acoustic recipe's
+   rule (`sonare.train.common.chosen_threshold`).
 
 It writes `lm.safetensors` into the STT model directory; rerun it whenever the acoustic model changes, since
 the best weights depend on how sure that model is of its letters.
@@ -122,12 +121,12 @@ def tune_end_threshold(
     model: STTModel, lm: WordLM, settings: BeamSettings, items: list[Utterance], stt_cfg: STTTrainConfig
 ) -> tuple[float, dict]:
     """The end threshold with the beam's sentence-end check, on held-back conversations, and its metrics."""
-    from sonare.eval.turns import most_ends_within_budget
+    from sonare.train.common import chosen_threshold
     from sonare.train.stt import model_outputs, turn_curve
 
     seconds = model.cfg.ctc_frame_seconds
     curve = turn_curve(items, model_outputs(model, items, stt_cfg), lambda: BeamDecoder(lm, settings, seconds))
-    end = most_ends_within_budget(curve, stt_cfg.max_false_cutoff)
+    end = chosen_threshold(curve, stt_cfg.max_false_cutoff)
     metrics = {k: round(v, 4) for k, v in curve[end].as_dict().items()}
     print(f"LM: end threshold with the words {end} on {len(items)} held-back conversations: {metrics}")
     return end, {"conversations": len(items), "end_threshold": end, "metrics": metrics}

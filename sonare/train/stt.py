@@ -35,7 +35,14 @@ from sonare.audio.features import warp_log_mel
 from sonare.recipe import read_recipe
 from sonare.stt.dataset import Utterance, load_source
 from sonare.stt.model import SUBSAMPLING, TURN_END, TURN_SPEECH, STTConfig, STTModel
-from sonare.train.common import WeightAverage, is_held_back, save_atomic, to_device, warmup_cosine
+from sonare.train.common import (
+    WeightAverage,
+    chosen_threshold,
+    is_held_back,
+    save_atomic,
+    to_device,
+    warmup_cosine,
+)
 
 if TYPE_CHECKING:
     from sonare.stt.beam import BeamDecoder
@@ -513,7 +520,7 @@ def turn_curve(items: list[Utterance], outputs, new_decoder: Callable[[], BeamDe
 
 
 def validate(model: STTModel, val_sets: dict[str, list[Utterance]], cfg: STTTrainConfig, step: int) -> dict:
-    from sonare.eval.turns import best_operating_point, detects_most_ends, thinking_pause_cutoff_rate
+    from sonare.eval.turns import best_operating_point, thinking_pause_cutoff_rate
     from sonare.eval.wer import corpus_errors
 
     record: dict = {"step": step}
@@ -527,11 +534,7 @@ def validate(model: STTModel, val_sets: dict[str, list[Utterance]], cfg: STTTrai
         turns = [(u, o) for u, o in zip(items, outputs, strict=True) if u.pauses]
         if turns:
             curve = turn_curve([u for u, _ in turns], [o for _, o in turns])
-            end = best_operating_point(curve, cfg.max_false_cutoff, thinking_pause_cutoff_rate)
-            if end is None:  # no setting within the budget: the one that cuts people off least and still
-                # detects most ends (a threshold so high that it never fires would cut nobody off)
-                usable = [t for t in curve if detects_most_ends(curve[t])] or list(curve)
-                end = min(usable, key=lambda t: (thinking_pause_cutoff_rate(curve[t]), -t))
+            end = chosen_threshold(curve, cfg.max_false_cutoff)
             eager = best_operating_point(curve, EAGER_FALSE_CUTOFF, thinking_pause_cutoff_rate)
             eager = min(eager if eager is not None else end, end)
             result["thresholds"] = {"eager_threshold": eager, "end_threshold": end}
