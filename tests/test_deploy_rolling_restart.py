@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -80,10 +82,16 @@ def test_rolling_restart_of_three_replicas_drops_no_stream(tmp_path):
     out = tmp_path / "summary.json"
     command = [sys.executable, str(SCRIPT), "--replicas", "3", "--concurrency", "6", "--lb-mode", "direct"]
     command += ["--model", "tone", "--work-dir", str(tmp_path / "run"), "--json-out", str(out)]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert out.exists(), result.stderr[-3000:]
+    # A session of its own, so that a timeout takes down its replicas and nginx too, not the script alone.
+    with subprocess.Popen(command, stderr=subprocess.PIPE, text=True, start_new_session=True) as script:
+        try:
+            _, stderr = script.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            os.killpg(script.pid, signal.SIGKILL)
+            raise
+    assert out.exists(), stderr[-3000:]
     summary = json.loads(out.read_text())
-    assert result.returncode == 0, (summary["failures"], summary["dropped_detail"], summary["sonare_bench"])
+    assert script.returncode == 0, (summary["failures"], summary["dropped_detail"], summary["sonare_bench"])
     assert summary["streams_dropped"] == 0 and summary["streams_truncated"] == 0
     assert summary["lb_errors"] == {}
     assert summary["streams_completed"] >= 20
