@@ -1,4 +1,5 @@
-"""How natural can the TTS sound through its vocoder? DNSMOS of the teacher's audio and of resyntheses of it.
+"""How natural and how intelligible can the TTS be through its vocoder? DNSMOS (and, with --asr, Whisper WER) of
+the teacher's audio and of resyntheses of it.
 
 The default voice learns acoustic frames (`sonare.tts.acoustic`) from Piper joe and renders them with the
 harmonic-plus-noise vocoder (`sonare.tts.vocoder`). Rendering the frames measured from the teacher's own audio
@@ -9,9 +10,10 @@ The shipped model speaking the same sentences (its own durations and frames) is 
 Last, how the analysis reads plain white noise of a known level: how much quieter the frames record noise
 (fricatives, breath) than it was.
 
-    python benchmarks/vocoder_ceiling.py [--sentences 12]
+    python benchmarks/vocoder_ceiling.py [--sentences 12] [--seed 3] [--asr whisper-base]
 
-Prints the mean DNSMOS (overall, signal, background, P.808) of each rendering, over held-out sentences.
+Prints the mean DNSMOS (overall, signal, background, P.808) of each rendering, over held-out sentences, and with
+--asr the corpus WER of each as `sonare eval tts` scores it (the sentences spoken after `sonare.text.normalize`).
 """
 
 from __future__ import annotations
@@ -47,12 +49,17 @@ def _teacher_magnitude_our_phase(teacher: np.ndarray, ours: np.ndarray) -> np.nd
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sentences", type=int, default=12)
+    ap.add_argument("--seed", type=int, default=3, help="seed of the held-out sentence generator")
+    ap.add_argument("--asr", help="also score each rendering's WER with this evaluator (e.g. whisper-base)")
     args = ap.parse_args()
     torch.set_num_threads(1)
 
     from sonare.data.teachers import get_teacher
     from sonare.eval.mos import dnsmos
+    from sonare.eval.registry import DEFAULT_BEAM_SIZE, load_transcriber
+    from sonare.eval.wer import WordErrors, utterance_errors
     from sonare.text import generate_sentences
+    from sonare.text.normalize import normalize
     from sonare.tts import load_default
     from sonare.tts.acoustic import N_ENV, SAMPLE_RATE, analyze, mel_points
     from sonare.tts.messages import SynthesisOptions, VoiceSpec
@@ -61,8 +68,11 @@ def main() -> None:
     teacher = get_teacher("piper")
     vocoder = HarmonicNoiseVocoder()
     model = load_default()
+    asr = load_transcriber(args.asr, DEFAULT_BEAM_SIZE) if args.asr else None
     scores: dict[str, list[dict[str, float]]] = {}
-    for text in generate_sentences(args.sentences, seed=3, split="heldout"):
+    errors: dict[str, WordErrors] = {}
+    for text in generate_sentences(args.sentences, seed=args.seed, split="heldout"):
+        text = normalize(text)
         audio = teacher.synthesize(text, "joe").audio
         ours = vocoder.render(torch.from_numpy(analyze(audio))).numpy()[: len(audio)]
         audio = audio[: len(ours)]
@@ -75,17 +85,21 @@ def main() -> None:
         }
         for name, signal in renderings.items():
             scores.setdefault(name, []).append(dnsmos(signal, SAMPLE_RATE).as_dict())
+            if asr:
+                heard = asr.transcribe(np.asarray(signal, np.float32), SAMPLE_RATE)
+                errors[name] = errors.get(name, WordErrors()) + utterance_errors(text, heard)
 
     noise = np.random.default_rng(0).normal(0.0, 0.01, 10 * SAMPLE_RATE)  # variance 1e-4: envelope log(1e-4)
     read = analyze(noise)[20:-20, 2 : 2 + N_ENV].mean(0) - np.log(1e-4)
     above = mel_points(N_ENV) > 1000.0
     print(f"analysis of white noise: envelope read {-read[above].mean():.2f} low (natural-log power) above 1 kHz")
 
-    print(f"{args.sentences} held-out sentences, mean DNSMOS")
-    print(f"{'rendering':<36} {'ovrl':>6} {'sig':>6} {'bak':>6} {'p808':>6}")
+    print(f"{args.sentences} held-out sentences (seed {args.seed}), mean DNSMOS" + (f", WER {args.asr}" if asr else ""))
+    print(f"{'rendering':<36} {'ovrl':>6} {'sig':>6} {'bak':>6} {'p808':>6}" + (f" {'WER':>7}" if asr else ""))
     for name, rows in scores.items():
         means = [statistics.fmean(r[m] for r in rows) for m in ("ovrl", "sig", "bak", "p808")]
-        print(f"{name:<36} " + " ".join(f"{v:6.2f}" for v in means))
+        wer = f" {errors[name].wer:7.1%}" if asr else ""
+        print(f"{name:<36} " + " ".join(f"{v:6.2f}" for v in means) + wer)
 
 
 if __name__ == "__main__":
