@@ -27,12 +27,12 @@ import torch
 N_FFT = 512  # magnitude-swap STFT: 23 ms windows, the vocoder's own grain length
 
 
-def _world_resynthesis(audio: np.ndarray) -> np.ndarray:
+def _world_resynthesis(audio: np.ndarray, f0_tracker: str) -> np.ndarray:
     import pyworld
 
     from sonare.tts.acoustic import FRAME_PERIOD_MS, SAMPLE_RATE, world_parameters
 
-    f0, sp, ap = world_parameters(audio)
+    f0, sp, ap = world_parameters(audio, f0_tracker)
     return pyworld.synthesize(f0, sp, ap, SAMPLE_RATE, FRAME_PERIOD_MS).astype(np.float32)
 
 
@@ -51,6 +51,12 @@ def main() -> None:
     ap.add_argument("--sentences", type=int, default=12)
     ap.add_argument("--seed", type=int, default=3, help="seed of the held-out sentence generator")
     ap.add_argument("--asr", help="also score each rendering's WER with this evaluator (e.g. whisper-base)")
+    ap.add_argument(
+        "--f0-trackers",
+        nargs="+",
+        default=["dio"],
+        help="analyse with each of these (the first also feeds the magnitude swap); the training frames use dio",
+    )
     args = ap.parse_args()
     torch.set_num_threads(1)
 
@@ -74,15 +80,16 @@ def main() -> None:
     for text in generate_sentences(args.sentences, seed=args.seed, split="heldout"):
         text = normalize(text)
         audio = teacher.synthesize(text, "joe").audio
-        ours = vocoder.render(torch.from_numpy(analyze(audio))).numpy()[: len(audio)]
-        audio = audio[: len(ours)]
-        renderings = {
-            "Piper joe (teacher)": audio,
-            "WORLD synthesis of its analysis": _world_resynthesis(audio),
-            "Sonare vocoder, perfect frames": ours,
-            "teacher magnitude + Sonare phase": _teacher_magnitude_our_phase(audio, ours),
-            "Sonare model joe, its own frames": model.synthesize(text, SynthesisOptions(VoiceSpec("joe")))[0],
-        }
+        renderings = {"Piper joe (teacher)": audio}
+        perfect = {}
+        for tracker in args.f0_trackers:
+            frames = torch.from_numpy(analyze(audio, f0_tracker=tracker))
+            perfect[tracker] = vocoder.render(frames).numpy()[: len(audio)]
+            renderings[f"WORLD synthesis of its analysis, {tracker}"] = _world_resynthesis(audio, tracker)
+            renderings[f"Sonare vocoder, perfect frames, {tracker}"] = perfect[tracker]
+        ours = perfect[args.f0_trackers[0]]
+        renderings["teacher magnitude + Sonare phase"] = _teacher_magnitude_our_phase(audio[: len(ours)], ours)
+        renderings["Sonare model joe, its own frames"] = model.synthesize(text, SynthesisOptions(VoiceSpec("joe")))[0]
         for name, signal in renderings.items():
             scores.setdefault(name, []).append(dnsmos(signal, SAMPLE_RATE).as_dict())
             if asr:
@@ -95,11 +102,11 @@ def main() -> None:
     print(f"analysis of white noise: envelope read {-read[above].mean():.2f} low (natural-log power) above 1 kHz")
 
     print(f"{args.sentences} held-out sentences (seed {args.seed}), mean DNSMOS" + (f", WER {args.asr}" if asr else ""))
-    print(f"{'rendering':<36} {'ovrl':>6} {'sig':>6} {'bak':>6} {'p808':>6}" + (f" {'WER':>7}" if asr else ""))
+    print(f"{'rendering':<45} {'ovrl':>6} {'sig':>6} {'bak':>6} {'p808':>6}" + (f" {'WER':>7}" if asr else ""))
     for name, rows in scores.items():
         means = [statistics.fmean(r[m] for r in rows) for m in ("ovrl", "sig", "bak", "p808")]
         wer = f" {errors[name].wer:7.1%}" if asr else ""
-        print(f"{name:<36} " + " ".join(f"{v:6.2f}" for v in means) + wer)
+        print(f"{name:<45} " + " ".join(f"{v:6.2f}" for v in means) + wer)
 
 
 if __name__ == "__main__":

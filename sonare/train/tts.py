@@ -35,6 +35,7 @@ class TTSTrainConfig:
     manifests: list[str]
     run_dir: str = "runs/tts"
     teachers: list[str] | None = None  # restrict to these teacher engines
+    f0_tracker: str = "dio"  # WORLD's F0 tracker for the training frames (`sonare.tts.acoustic.F0_TRACKERS`)
     model: dict = field(default_factory=dict)  # TTSConfig fields other than vocab_size / n_speakers
     batch_frames: int = 6000  # frames per batch (sum over utterances)
     steps: int = 20000
@@ -151,7 +152,11 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
     torch.set_flush_denormal(True)
     run = Path(cfg.run_dir)
     (run / "val").mkdir(parents=True, exist_ok=True)
-    examples = load_examples(cfg.manifests, run / "frames", teachers=cfg.teachers, workers=cfg.workers)
+    # The cache is named by tracker, so changing a config's tracker never trains on the other's frames.
+    frames_dir = run / ("frames" if cfg.f0_tracker == "dio" else f"frames-{cfg.f0_tracker}")
+    examples = load_examples(
+        cfg.manifests, frames_dir, teachers=cfg.teachers, workers=cfg.workers, f0_tracker=cfg.f0_tracker
+    )
     if not examples:
         raise SystemExit("no TTS examples found in the manifests")
     train_set = [e for e in examples if not is_held_back(e.id, cfg.val_fraction)]

@@ -10,6 +10,8 @@ One frame every HOP samples at SAMPLE_RATE (11.6 ms), as a vector of FRAME_DIM n
 This is a source-filter description: smooth enough for a small model to predict well, and rendered to a
 waveform by the streaming harmonic-plus-noise vocoder in `sonare.tts.vocoder`. Analysis uses WORLD
 (`pyworld`: DIO + StoneMask for F0, CheapTrick for the envelope, D4C for aperiodicity) at training time only.
+Harvest can track F0 instead (`F0_TRACKERS`): twenty times slower, and measured to leave the teacher's audio more
+intelligible once analysed and rendered back (docs/benchmarks.md, TTS, session 25).
 """
 
 from __future__ import annotations
@@ -48,26 +50,32 @@ def interpolation_matrix(points_hz: np.ndarray, bins_hz: np.ndarray) -> np.ndarr
 
 
 FRAME_PERIOD_MS = HOP / SAMPLE_RATE * 1000.0
+F0_TRACKERS = ("dio", "harvest")
 
 
-def world_parameters(audio: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def world_parameters(audio: np.ndarray, f0_tracker: str = "dio") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """WORLD's full-resolution analysis of SAMPLE_RATE audio, one row per frame: F0 (T,) in Hz (0 unvoiced), the
     spectral envelope (T, ANALYSIS_FFT // 2 + 1) and the aperiodicity (same shape)."""
     import pyworld
 
     x = np.asarray(audio, dtype=np.float64)
-    f0, times = pyworld.dio(x, SAMPLE_RATE, f0_floor=F0_FLOOR, f0_ceil=F0_CEIL, frame_period=FRAME_PERIOD_MS)
-    f0 = pyworld.stonemask(x, f0, times, SAMPLE_RATE)
+    if f0_tracker == "dio":
+        f0, times = pyworld.dio(x, SAMPLE_RATE, f0_floor=F0_FLOOR, f0_ceil=F0_CEIL, frame_period=FRAME_PERIOD_MS)
+        f0 = pyworld.stonemask(x, f0, times, SAMPLE_RATE)
+    elif f0_tracker == "harvest":
+        f0, times = pyworld.harvest(x, SAMPLE_RATE, f0_floor=F0_FLOOR, f0_ceil=F0_CEIL, frame_period=FRAME_PERIOD_MS)
+    else:
+        raise ValueError(f"unknown F0 tracker {f0_tracker!r}; one of {F0_TRACKERS}")
     sp = pyworld.cheaptrick(x, f0, times, SAMPLE_RATE, fft_size=ANALYSIS_FFT)
     ap = pyworld.d4c(x, f0, times, SAMPLE_RATE, fft_size=ANALYSIS_FFT)
     return f0, sp, ap
 
 
-def analyze(audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+def analyze(audio: np.ndarray, sample_rate: int = SAMPLE_RATE, f0_tracker: str = "dio") -> np.ndarray:
     """Teacher audio (float, mono, SAMPLE_RATE) -> frames (T, FRAME_DIM) float32, T = len // HOP + 1."""
     if sample_rate != SAMPLE_RATE:
         raise ValueError(f"analysis expects {SAMPLE_RATE} Hz audio, got {sample_rate}")
-    f0, sp, ap = world_parameters(audio)
+    f0, sp, ap = world_parameters(audio, f0_tracker)
 
     bins = np.arange(ANALYSIS_FFT // 2 + 1) * SAMPLE_RATE / ANALYSIS_FFT
     env = np.log(np.maximum(_sample_on_mel(sp, bins, N_ENV), np.exp(LOG_ENV_FLOOR)))
