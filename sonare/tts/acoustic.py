@@ -10,7 +10,7 @@ One frame every HOP samples at SAMPLE_RATE (11.6 ms), as a vector of FRAME_DIM n
 This is a source-filter description: smooth enough for a small model to predict well, and rendered to a
 waveform by the streaming harmonic-plus-noise vocoder in `sonare.tts.vocoder`. Analysis uses WORLD
 (`pyworld`: DIO + StoneMask for F0, CheapTrick for the envelope, D4C for aperiodicity) at training time only.
-Harvest can track F0 instead (`F0_TRACKERS`): twenty times slower, and measured to leave the teacher's audio more
+Harvest can track F0 instead (`F0_TRACKERS`): twenty times slower, and on 100 held-out sentences no more
 intelligible once analysed and rendered back (docs/benchmarks.md, TTS, session 25).
 """
 
