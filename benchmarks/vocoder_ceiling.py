@@ -10,7 +10,7 @@ The shipped model speaking the same sentences (its own durations and frames) is 
 Last, how the analysis reads plain white noise of a known level: how much quieter the frames record noise
 (fricatives, breath) than it was.
 
-    python benchmarks/vocoder_ceiling.py [--sentences 12] [--seed 3] [--asr whisper-base]
+    python benchmarks/vocoder_ceiling.py [--sentences 12] [--seed 3] [--asr whisper-base] [--f0-trackers dio harvest]
 
 Prints the mean DNSMOS (overall, signal, background, P.808) of each rendering, over held-out sentences, and with
 --asr the corpus WER of each as `sonare eval tts` scores it (the sentences spoken after `sonare.text.normalize`).
