@@ -6,7 +6,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sonare.ssm import BatchState, Mamba2, Mamba2Config, SSMStack, cpu_step
+from sonare.ssm import BatchState, Mamba2, Mamba2Config, SSMStack, cpu_step, use_int8_projections
 
 TOL64 = 1e-10
 # The documented float32 tolerance: the chunked and stepwise orders round differently; 2e-4 absolute on outputs
@@ -224,11 +224,33 @@ def test_cpu_inference_step_follows_new_weights():
 
 
 @pytest.mark.parametrize("rows", [1, 3, cpu_step.SMALL_PRODUCT_ROWS, cpu_step.SMALL_PRODUCT_ROWS + 1, 40])
-def test_cpu_block_projection_equals_the_matrix_product(rows):
-    """The blocks' projections: a compiled loop up to SMALL_PRODUCT_ROWS rows, BLAS past it; both the product."""
+@pytest.mark.parametrize("int8", [False, True])
+def test_cpu_block_projection_equals_the_matrix_product(rows, int8):
+    """The blocks' projections: a compiled loop up to SMALL_PRODUCT_ROWS rows, BLAS past it; both the product
+    with the weights as the stack keeps them (rounded to int8 or not)."""
     rng = np.random.default_rng(rows)
     for dtype, tol in ((np.float64, 1e-12), (np.float32, 1e-5)):
-        a, b = rng.standard_normal((rows, 24)).astype(dtype), rng.standard_normal((24, 56)).astype(dtype)
-        out = cpu_step._product(a, b)
+        a, weight = rng.standard_normal((rows, 24)).astype(dtype), rng.standard_normal((56, 24)).astype(dtype)
+        dense, b_rows, scale = cpu_step._projection(weight, int8)
+        assert b_rows.dtype == (np.int8 if int8 else dtype) and np.array_equal(dense, (b_rows * scale).astype(dtype))
+        # rounding moves each weight by at most half a step of its output's scale
+        assert np.abs(dense - weight.T).max() <= (0.5 * scale.max() * (1 + 1e-6) if int8 else 0)
+        out = cpu_step._product(a, dense, b_rows, scale)
         assert out.dtype == dtype and out.shape == (rows, 56)
-        assert np.abs(out - a @ b).max() < tol * np.abs(a @ b).max()
+        assert np.abs(out - a @ dense).max() < tol * np.abs(a @ dense).max()
+
+
+def test_int8_projections_round_the_projections_alike_at_every_step_size():
+    """With int8 projections a stream's output is the same whether it steps frame by frame or past
+    SMALL_PRODUCT_ROWS frames at once (BLAS), close to the unrounded stack's, and the flag rebuilds the copies."""
+    model = make_stack(dtype=torch.float32)
+    x = torch.randn(1, 3 * cpu_step.SMALL_PRODUCT_ROWS, 16)
+    with torch.no_grad():
+        exact, _ = model(x)
+        use_int8_projections(model)
+        assert model.int8_projections
+        whole, whole_state = model(x)
+        steps, step_state = run_steps(model, x, model.new_state(1))
+    assert (whole - steps).abs().max() < TOL32 and max_diff(whole_state, step_state) < TOL32
+    error = (whole - exact).abs().max()
+    assert 0 < error < 0.05 * exact.abs().max()

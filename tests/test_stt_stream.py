@@ -64,6 +64,13 @@ def _finals(events) -> str:
     return "".join(e.text for e in events if isinstance(e, Transcript) and e.is_final).strip()
 
 
+@pytest.mark.skipif(not SHIPPED, reason="no shipped STT weights")
+def test_the_shipped_model_runs_int8_projections(recognizer):
+    """The loader rounds the encoder's projections to int8 for CPU inference (sonare.ssm.cpu_step); the chunk-size
+    test below then holds the rounded weights to the same words at every step size."""
+    assert recognizer.model.encoder.int8_projections
+
+
 def test_chunk_sizes_do_not_change_events(recognizer, speech):
     audio, rate, _ = speech
     options = RecognitionOptions(sample_rate=rate)

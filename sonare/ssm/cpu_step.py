@@ -10,9 +10,17 @@ once (a compiled loop for a few rows, BLAS for more). `SSMStack` runs this path 
 
 Weights are read through views of the module's parameters (no copy), except the two projections and the
 convolution kernel, kept as transposed copies, so that every product and the convolution's loops read contiguous
-rows. The copies are rebuilt when those weights change in place (their version counters) or are replaced as a
-whole (`.to()`: the final norm's storage address moves). Numba compiles the block once per dtype and caches the
-machine code on disk (`cache=True`), so a later process starts without compiling.
+rows. The copies are rebuilt when those weights change in place (their version counters), are replaced as a
+whole (`.to()`: the final norm's storage address moves) or the stack's `int8_projections` changes.
+
+With `stack.int8_projections` (the loaders of the shipped models set it, `sonare.ssm.use_int8_projections`), the
+projections are rounded to 8-bit integers with one scale per output, and both product paths compute with those
+rounded weights, so a stream's output does not depend on how many frames each step brings. A live step reads
+every block's projections once (15 MB in float32 for the STT encoder, more than this machine's caches keep
+between steps), so a quarter of the bytes is most of the saving (docs/benchmarks.md, "CPU inference").
+
+Numba compiles the block once per dtype and caches the machine code on disk (`cache=True`), so a later process
+starts without compiling.
 
 Shapes as in `sonare.ssm.mamba2`: x (B, L, D); conv state (B, conv_dim, K-1); ssm state (B, H, P, N).
 """
@@ -51,7 +59,9 @@ class _Layer:
     cfg: Mamba2Config
     norm: np.ndarray  # (D,) the block's pre-norm
     norm_eps: float
-    in_proj_t: np.ndarray  # (D, 2E + 2GN + H)
+    in_proj_t: np.ndarray  # (D, 2E + 2GN + H), the weights BLAS multiplies by
+    in_proj_rows: np.ndarray  # the same, or their int8 rounding, for the compiled loop
+    in_proj_scale: np.ndarray  # (2E + 2GN + H,) per output: in_proj_t == in_proj_rows * in_proj_scale
     conv_weight_t: np.ndarray  # (K, conv_dim)
     conv_bias: np.ndarray
     dt_bias: np.ndarray  # (H,)
@@ -60,13 +70,28 @@ class _Layer:
     gate_norm: np.ndarray  # (E,)
     gate_eps: float
     out_proj_t: np.ndarray  # (E, D)
+    out_proj_rows: np.ndarray
+    out_proj_scale: np.ndarray  # (D,)
+
+
+def _projection(weight: np.ndarray, int8: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A projection's (out, in) weight as (dense, rows, scale) for `_product`: dense (in, out) the weights BLAS
+    multiplies by, rows the compiled loop's (int8, or dense itself), scale (out,) with dense == rows * scale."""
+    dense = np.ascontiguousarray(weight.T)
+    if not int8:
+        return dense, dense, np.ones(dense.shape[1], dense.dtype)
+    scale = np.abs(dense).max(axis=0) / 127
+    scale[scale == 0] = 1  # an all-zero output stays zero
+    rows = np.round(dense / scale).astype(np.int8)
+    return (rows * scale).astype(dense.dtype), rows, scale.astype(dense.dtype)
 
 
 def _views(stack: SSMStack) -> tuple[list[_Layer], np.ndarray]:
     cached = getattr(stack, "_cpu_views", None)
+    key = (stack.norm.weight.data_ptr(), stack.int8_projections)
     if cached is not None:
-        pointer, copied, version, layers, final_norm = cached
-        if pointer == stack.norm.weight.data_ptr() and version == sum(p._version for p in copied):
+        cached_key, copied, version, layers, final_norm = cached
+        if cached_key == key and version == sum(p._version for p in copied):
             return layers, final_norm
 
     def v(t: Tensor) -> np.ndarray:
@@ -78,12 +103,16 @@ def _views(stack: SSMStack) -> tuple[list[_Layer], np.ndarray]:
     layers = []
     for block in stack.layers:
         m = block.mixer
+        in_proj = _projection(v(m.in_proj.weight), stack.int8_projections)
+        out_proj = _projection(v(m.out_proj.weight), stack.int8_projections)
         layers.append(
             _Layer(
                 cfg=m.cfg,
                 norm=v(block.norm.weight),
                 norm_eps=block.norm.eps,
-                in_proj_t=transposed(m.in_proj.weight),
+                in_proj_t=in_proj[0],
+                in_proj_rows=in_proj[1],
+                in_proj_scale=in_proj[2],
                 conv_weight_t=transposed(m.conv_weight),
                 conv_bias=v(m.conv_bias),
                 dt_bias=v(m.dt_bias),
@@ -91,7 +120,9 @@ def _views(stack: SSMStack) -> tuple[list[_Layer], np.ndarray]:
                 d=v(m.D),
                 gate_norm=v(m.norm.weight),
                 gate_eps=m.norm.eps,
-                out_proj_t=transposed(m.out_proj.weight),
+                out_proj_t=out_proj[0],
+                out_proj_rows=out_proj[1],
+                out_proj_scale=out_proj[2],
             )
         )
     copied = [
@@ -100,33 +131,38 @@ def _views(stack: SSMStack) -> tuple[list[_Layer], np.ndarray]:
         for w in (block.mixer.in_proj.weight, block.mixer.conv_weight, block.mixer.out_proj.weight)
     ]
     version = sum(p._version for p in copied)
-    stack._cpu_views = (stack.norm.weight.data_ptr(), copied, version, layers, v(stack.norm.weight))
+    stack._cpu_views = (key, copied, version, layers, v(stack.norm.weight))
     return layers, v(stack.norm.weight)
 
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
-def _product(a, b):
-    """a (R, K) @ b (K, N). For a live stream's few rows a plain loop, each row of b scaled into the output rows
-    (which LLVM vectorises), beats OpenBLAS, whose products of a few rows cost far more than their arithmetic: a
-    live stream's encoder time fell by a quarter to a third (docs/benchmarks.md, "CPU inference"). Past
-    SMALL_PRODUCT_ROWS rows, BLAS."""
+def _product(a, dense, b_rows, b_scale):
+    """a (R, K) @ dense (K, N), where dense == b_rows * b_scale (N,). For a live stream's few rows a plain loop,
+    each row of b_rows scaled into the output rows (which LLVM vectorises, int8 rows widened on the way), then
+    the columns scaled: it beats OpenBLAS, whose products of a few rows cost far more than their arithmetic (a
+    live stream's encoder time fell by a quarter to a third, docs/benchmarks.md, "CPU inference"). Past
+    SMALL_PRODUCT_ROWS rows, BLAS on dense."""
     rows, inner = a.shape
     if rows > SMALL_PRODUCT_ROWS:
-        return np.dot(a, b)
-    out = np.zeros((rows, b.shape[1]), a.dtype)
+        return np.dot(a, dense)
+    out = np.zeros((rows, dense.shape[1]), a.dtype)
     for k in range(inner):
-        b_row = b[k]
+        b_row = b_rows[k]
         for r in range(rows):
             scale = a[r, k]
             out_row = out[r]
             for n in range(b_row.shape[0]):
-                out_row[n] += scale * b_row[n]
+                out_row[n] += scale * a.dtype.type(b_row[n])
+    for r in range(rows):
+        out_row = out[r]
+        for n in range(b_scale.shape[0]):
+            out_row[n] *= b_scale[n]
     return out
 
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
 def _block_steps(
-    h, norm, norm_eps, in_proj_t, conv_weight_t, conv_bias, dt_bias, a_log, d, gate_norm, gate_eps, out_proj_t,
+    h, norm, norm_eps, in_proj, conv_weight_t, conv_bias, dt_bias, a_log, d, gate_norm, gate_eps, out_proj,
     conv, ssm, lengths, n_groups, head_dim,
 ):  # fmt: skip
     """One residual block over L frames: h (B, L, D) -> h + Mamba2(RMSNorm(h)), and the conv and ssm states after
@@ -156,7 +192,7 @@ def _block_steps(
         scale = one / np.sqrt(total / h.dtype.type(d_model) + norm_eps)
         for i in range(d_model):
             u[r, i] = rows[r, i] * scale * norm[i]
-    zxbcdt = _product(u, in_proj_t)  # (B·L, E + conv_dim + H): the gate z, the conv input xBC, dt
+    zxbcdt = _product(u, *in_proj)  # (B·L, E + conv_dim + H): the gate z, the conv input xBC, dt
 
     new_conv = np.empty_like(conv)
     new_ssm = ssm.copy()
@@ -213,7 +249,7 @@ def _block_steps(
                 new_conv[b, :, j] = conv[b, :, pos]
             else:
                 new_conv[b, :, j] = zxbcdt[b * length + pos - carried, d_inner : d_inner + conv_dim]
-    out = rows + _product(gated, out_proj_t)
+    out = rows + _product(gated, *out_proj)
     return out.reshape(bsz, length, d_model), new_conv, new_ssm
 
 
@@ -234,8 +270,9 @@ def stack_steps(
     with _THREADPOOLS.limit(limits=1, user_api="blas"):
         for i, w in enumerate(layers):
             h, conv, ssm = _block_steps(
-                h, w.norm, w.norm_eps, w.in_proj_t, w.conv_weight_t, w.conv_bias, w.dt_bias, w.a_log, w.d,
-                w.gate_norm, w.gate_eps, w.out_proj_t,
+                h, w.norm, w.norm_eps, (w.in_proj_t, w.in_proj_rows, w.in_proj_scale), w.conv_weight_t,
+                w.conv_bias, w.dt_bias, w.a_log, w.d, w.gate_norm, w.gate_eps,
+                (w.out_proj_t, w.out_proj_rows, w.out_proj_scale),
                 np.ascontiguousarray(state[f"{i}.conv"].numpy()), np.ascontiguousarray(state[f"{i}.ssm"].numpy()),
                 ends, w.cfg.n_groups, w.cfg.head_dim,
             )  # fmt: skip

@@ -48,6 +48,9 @@ class SSMStack(nn.Module):
         self.cfg = cfg
         self.layers = nn.ModuleList(SSMBlock(cfg) for _ in range(n_layers))
         self.norm = RMSNorm(cfg.d_model)
+        # CPU inference multiplies by int8 roundings of the blocks' projections (sonare.ssm.cpu_step); the
+        # loaders of shipped models turn it on, training and the PyTorch path never round.
+        self.int8_projections = False
 
     def state_shapes(self) -> dict[str, tuple[int, ...]]:
         return {
@@ -77,3 +80,10 @@ class SSMStack(nn.Module):
         for i, layer in enumerate(self.layers):
             x, parts[str(i)] = layer.step(x, state.part(str(i)))
         return self.norm(x), BatchState.merge(parts)
+
+
+def use_int8_projections(model: nn.Module) -> None:
+    """Every SSM stack in `model` multiplies by int8 roundings of its projections in CPU inference."""
+    for module in model.modules():
+        if isinstance(module, SSMStack):
+            module.int8_projections = True

@@ -14,10 +14,12 @@ def load_from(directory: str | os.PathLike, language_model: bool = True):
     """An `STTStreamingModel` from `stt.safetensors` in `directory` (config and turn thresholds in its metadata),
     decoding with the word language model `lm.safetensors` when the directory has one (and `language_model`),
     else greedily (faster, less accurate). With the language model its words weigh in on ends of turn, and the end
-    threshold tuned with them, when it has one, replaces the acoustic model's."""
+    threshold tuned with them, when it has one, replaces the acoustic model's. Its CPU inference multiplies by
+    int8 roundings of the encoder's projections (`sonare.ssm.use_int8_projections`)."""
     from safetensors import safe_open
     from safetensors.torch import load_file
 
+    from sonare.ssm import use_int8_projections
     from sonare.stt.beam import BeamSettings
     from sonare.stt.lm import LM_FILE, WordLM
     from sonare.stt.model import STTConfig, STTModel
@@ -28,6 +30,7 @@ def load_from(directory: str | os.PathLike, language_model: bool = True):
         meta = f.metadata()
     model = STTModel(STTConfig(**json.loads(meta["config"])))
     model.load_state_dict(load_file(str(weights)))
+    use_int8_projections(model)
     lm_path = Path(directory) / LM_FILE
     lm = WordLM.load(lm_path) if language_model and lm_path.exists() else None
     beam = BeamSettings(**lm.decoding) if lm is not None else None
