@@ -5,8 +5,8 @@ recurrence frame by frame); with autograd, PyTorch's ops. This times three paths
 one frame, the chunked scan for more; the compiled one with the projections in float32, and with them rounded to
 int8 as the shipped model's loader sets it) on the shipped STT encoder (its real weights, a state warmed on noise) for
 several batch sizes (rows = live streams stepped together) and frame counts (a live stream's frames per step: 1
-when it keeps up at 40 ms, more when its client sends larger chunks), one thread, interleaved so that both see the
-same machine load. Compute time is this thread's CPU time.
+when it keeps up at 40 ms, more when its client sends larger chunks), one thread, interleaved so that all three see
+the same machine load. Compute time is this thread's CPU time.
 
     python benchmarks/stt_step.py [--batches 1 4 16] [--frames 1 2 4 8 16 32 64] [--steps 200]
 """

@@ -13,7 +13,7 @@ convolution kernel, kept as transposed copies, so that every product and the con
 rows. The copies are rebuilt when those weights change in place (their version counters), are replaced as a
 whole (`.to()`: the final norm's storage address moves) or the stack's `int8_projections` changes.
 
-With `stack.int8_projections` (the loaders of the shipped models set it, `sonare.ssm.use_int8_projections`), the
+With `stack.int8_projections` (the shipped STT model's loader sets it, `sonare.ssm.use_int8_projections`), the
 projections are rounded to 8-bit integers with one scale per output, and both product paths compute with those
 rounded weights, so a stream's output does not depend on how many frames each step brings. A live step reads
 every block's projections once (15 MB in float32 for the STT encoder, more than this machine's caches keep

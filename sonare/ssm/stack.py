@@ -48,8 +48,8 @@ class SSMStack(nn.Module):
         self.cfg = cfg
         self.layers = nn.ModuleList(SSMBlock(cfg) for _ in range(n_layers))
         self.norm = RMSNorm(cfg.d_model)
-        # CPU inference multiplies by int8 roundings of the blocks' projections (sonare.ssm.cpu_step); the
-        # loaders of shipped models turn it on, training and the PyTorch path never round.
+        # Whether CPU inference multiplies by int8 roundings of the blocks' projections (sonare.ssm.cpu_step):
+        # the STT loader turns it on; training and the PyTorch path never round.
         self.int8_projections = False
 
     def state_shapes(self) -> dict[str, tuple[int, ...]]:
