@@ -88,6 +88,23 @@ def test_a_model_grows_deeper_without_changing_what_it_computes(tmp_path):
         assert torch.allclose(small(mel)[0], deeper(mel)[0], atol=1e-6)
 
 
+def test_a_run_from_an_export_trains_and_validates_unrounded_weights(tmp_path):
+    """The inference loader rounds the encoder's projections to int8 (sonare.ssm.cpu_step); a run that starts from
+    an export must not, or its validation would read other weights than a resumed run's."""
+    from safetensors.torch import save_file
+
+    from sonare.stt.weights import WEIGHTS_NAME, load_from
+    from sonare.train.stt import initial_weights
+
+    small = _saved_small_model(tmp_path / "best.pt")
+    (tmp_path / "export").mkdir()
+    metadata = {"config": json.dumps(small.cfg.to_dict()), "eager_threshold": "0.5", "end_threshold": "0.8"}
+    save_file(small.state_dict(), tmp_path / "export" / WEIGHTS_NAME, metadata=metadata)
+    assert load_from(tmp_path / "export").model.encoder.int8_projections
+    start, _ = initial_weights(str(tmp_path / "export"), {})
+    assert not start.encoder.int8_projections
+
+
 def test_splitting_ctc_frames_keeps_what_the_model_reads(tmp_path):
     from sonare.train.stt import greedy_text, initial_weights
 

@@ -301,6 +301,7 @@ def initial_weights(source: str, model_overrides: dict) -> tuple[STTModel, dict 
 
     if Path(source).is_dir():
         start, phone_head = load_from(source, language_model=False).model, None
+        start.encoder.int8_projections = False  # the loader rounds for inference; a run validates what it trains
     else:
         saved = torch.load(source, map_location="cpu", weights_only=False)
         start, phone_head = STTModel(STTConfig(**saved["model_config"])), saved.get("phone_head")
