@@ -59,9 +59,7 @@ class _Layer:
     cfg: Mamba2Config
     norm: np.ndarray  # (D,) the block's pre-norm
     norm_eps: float
-    in_proj_t: np.ndarray  # (D, 2E + 2GN + H), the weights BLAS multiplies by
-    in_proj_rows: np.ndarray  # the same, or their int8 rounding, for the compiled loop
-    in_proj_scale: np.ndarray  # (2E + 2GN + H,) per output: in_proj_t == in_proj_rows * in_proj_scale
+    in_proj: tuple[np.ndarray, np.ndarray, np.ndarray]  # `_projection` of (2E + 2GN + H, D)
     conv_weight_t: np.ndarray  # (K, conv_dim)
     conv_bias: np.ndarray
     dt_bias: np.ndarray  # (H,)
@@ -69,9 +67,7 @@ class _Layer:
     d: np.ndarray  # (H,)
     gate_norm: np.ndarray  # (E,)
     gate_eps: float
-    out_proj_t: np.ndarray  # (E, D)
-    out_proj_rows: np.ndarray
-    out_proj_scale: np.ndarray  # (D,)
+    out_proj: tuple[np.ndarray, np.ndarray, np.ndarray]  # `_projection` of (D, E)
 
 
 def _projection(weight: np.ndarray, int8: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -103,16 +99,12 @@ def _views(stack: SSMStack) -> tuple[list[_Layer], np.ndarray]:
     layers = []
     for block in stack.layers:
         m = block.mixer
-        in_proj = _projection(v(m.in_proj.weight), stack.int8_projections)
-        out_proj = _projection(v(m.out_proj.weight), stack.int8_projections)
         layers.append(
             _Layer(
                 cfg=m.cfg,
                 norm=v(block.norm.weight),
                 norm_eps=block.norm.eps,
-                in_proj_t=in_proj[0],
-                in_proj_rows=in_proj[1],
-                in_proj_scale=in_proj[2],
+                in_proj=_projection(v(m.in_proj.weight), stack.int8_projections),
                 conv_weight_t=transposed(m.conv_weight),
                 conv_bias=v(m.conv_bias),
                 dt_bias=v(m.dt_bias),
@@ -120,9 +112,7 @@ def _views(stack: SSMStack) -> tuple[list[_Layer], np.ndarray]:
                 d=v(m.D),
                 gate_norm=v(m.norm.weight),
                 gate_eps=m.norm.eps,
-                out_proj_t=out_proj[0],
-                out_proj_rows=out_proj[1],
-                out_proj_scale=out_proj[2],
+                out_proj=_projection(v(m.out_proj.weight), stack.int8_projections),
             )
         )
     copied = [
@@ -270,9 +260,8 @@ def stack_steps(
     with _THREADPOOLS.limit(limits=1, user_api="blas"):
         for i, w in enumerate(layers):
             h, conv, ssm = _block_steps(
-                h, w.norm, w.norm_eps, (w.in_proj_t, w.in_proj_rows, w.in_proj_scale), w.conv_weight_t,
-                w.conv_bias, w.dt_bias, w.a_log, w.d, w.gate_norm, w.gate_eps,
-                (w.out_proj_t, w.out_proj_rows, w.out_proj_scale),
+                h, w.norm, w.norm_eps, w.in_proj, w.conv_weight_t, w.conv_bias, w.dt_bias, w.a_log, w.d,
+                w.gate_norm, w.gate_eps, w.out_proj,
                 np.ascontiguousarray(state[f"{i}.conv"].numpy()), np.ascontiguousarray(state[f"{i}.ssm"].numpy()),
                 ends, w.cfg.n_groups, w.cfg.head_dim,
             )  # fmt: skip

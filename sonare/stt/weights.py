@@ -5,31 +5,43 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sonare.stt.model import STTModel
 
 ASSET_DIR = Path(__file__).resolve().parent.parent / "assets" / "stt"
 WEIGHTS_NAME = "stt.safetensors"
 
 
-def load_from(directory: str | os.PathLike, language_model: bool = True):
-    """An `STTStreamingModel` from `stt.safetensors` in `directory` (config and turn thresholds in its metadata),
-    decoding with the word language model `lm.safetensors` when the directory has one (and `language_model`),
-    else greedily (faster, less accurate). With the language model its words weigh in on ends of turn, and the end
-    threshold tuned with them, when it has one, replaces the acoustic model's. Its CPU inference multiplies by
-    int8 roundings of the encoder's projections (`sonare.ssm.use_int8_projections`)."""
+def load_model(directory: str | os.PathLike) -> tuple[STTModel, dict[str, str]]:
+    """The `STTModel` in `stt.safetensors` in `directory` as trained (nothing rounded), and the file's metadata
+    (config, turn thresholds)."""
     from safetensors import safe_open
     from safetensors.torch import load_file
 
-    from sonare.ssm import use_int8_projections
-    from sonare.stt.beam import BeamSettings
-    from sonare.stt.lm import LM_FILE, WordLM
     from sonare.stt.model import STTConfig, STTModel
-    from sonare.stt.stream import STTStreamingModel
 
     weights = Path(directory) / WEIGHTS_NAME
     with safe_open(str(weights), framework="pt") as f:
         meta = f.metadata()
     model = STTModel(STTConfig(**json.loads(meta["config"])))
     model.load_state_dict(load_file(str(weights)))
+    return model, meta
+
+
+def load_from(directory: str | os.PathLike, language_model: bool = True):
+    """An `STTStreamingModel` for inference from `stt.safetensors` in `directory` (`load_model`), decoding with the
+    word language model `lm.safetensors` when the directory has one (and `language_model`), else greedily (faster,
+    less accurate). With the language model its words weigh in on ends of turn, and the end threshold tuned with
+    them, when it has one, replaces the acoustic model's. Its CPU inference multiplies by int8 roundings of the
+    encoder's projections (`sonare.ssm.use_int8_projections`)."""
+    from sonare.ssm import use_int8_projections
+    from sonare.stt.beam import BeamSettings
+    from sonare.stt.lm import LM_FILE, WordLM
+    from sonare.stt.stream import STTStreamingModel
+
+    model, meta = load_model(directory)
     use_int8_projections(model)
     lm_path = Path(directory) / LM_FILE
     lm = WordLM.load(lm_path) if language_model and lm_path.exists() else None

@@ -297,11 +297,10 @@ def initial_weights(source: str, model_overrides: dict) -> tuple[STTModel, dict 
     for more CTC frames per encoder frame (`ctc_per_frame`) than a source with one: each of the R frames starts
     as a copy of the source's, and since CTC merges repeated letters the model still reads exactly as before.
     """
-    from sonare.stt.weights import load_from
+    from sonare.stt.weights import load_model
 
     if Path(source).is_dir():
-        start, phone_head = load_from(source, language_model=False).model, None
-        start.encoder.int8_projections = False  # the loader rounds for inference; a run validates what it trains
+        start, phone_head = load_model(source)[0], None
     else:
         saved = torch.load(source, map_location="cpu", weights_only=False)
         start, phone_head = STTModel(STTConfig(**saved["model_config"])), saved.get("phone_head")
