@@ -76,6 +76,12 @@ def test_turn_labels_from_words_and_pauses():
     assert ramp[0] < 0.5 and (np.diff(ramp) >= 0).all()
     assert (end[times >= 1.8 + END_RAMP_SECONDS][: int((3.0 - 2.0) / 0.04)] == 1).all()
 
+    # A hold after a complete sentence sounds like an end until the speaker goes on: it is labelled as one.
+    pauses[0]["after_sentence"] = True
+    _, end = turn_labels(70, words, pauses)
+    assert end[(times >= 0.6) & (times < 1.35)][0] < 0.5
+    assert (end[(times >= 0.6 + END_RAMP_SECONDS) & (times < 1.35)] == 1).all()
+
 
 def test_tracker_events_follow_the_probabilities():
     tracker = TurnTracker(eager_threshold=0.5, end_threshold=0.8)

@@ -10,9 +10,12 @@ Sources, each given as a path in the recipe:
 Features of the last two are cached under `<cache>/<source hash>/` with the corpus feature cache.
 
 Turn labels are at the encoder rate, for the moment each encoder frame is ready (`frame_time`): speech is
-1 inside a word; end is 0 in speech and hold pauses and rises linearly from 0 to 1 over the first
-END_RAMP_SECONDS of an end-of-turn pause. Where a label is unknown it is NaN (masked in the loss): end before
-the first word of a conversation, and end outside words for utterances without labelled pauses.
+1 inside a word; end is 0 in speech and in pauses to think (holds mid-sentence) and rises linearly from 0 to 1
+over the first END_RAMP_SECONDS of an end-of-turn pause or of a hold after a complete sentence. Such a hold is
+heard exactly as an end until the speaker goes on (`sonare.data.conversations`), so a label of 0 there would
+only teach the head to doubt every sentence end, and ends and pauses to think would blur together (session 27,
+docs/benchmarks.md). Where a label is unknown it is NaN (masked in the loss): end before the first word of a
+conversation, and end outside words for utterances without labelled pauses.
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ def turn_labels(
         end[inside] = 0.0
     for p in pauses or []:
         inside = (times >= p["start"]) & (times < p["end"]) & (speech == 0.0)
-        if p["kind"] == "end_of_turn":
+        if p["kind"] == "end_of_turn" or p.get("after_sentence"):
             end[inside] = np.clip((times[inside] - p["start"]) / END_RAMP_SECONDS, 0.0, 1.0)
         else:
             end[inside] = 0.0
@@ -108,8 +111,11 @@ def _example(item_id: str, source: str, mel: np.ndarray, text: str, record: dict
     return Utterance(item_id, source, mel, np.array(target, np.int64), speech, end, text, record.get("pauses"), phones)
 
 
-def load_corpus(manifest: str | os.PathLike, split: str, teachers_out: list[str] | None = None) -> list[Utterance]:
-    """STT utterances of `split` from a corpus manifest, with the corpus's cached features."""
+def load_corpus(
+    manifest: str | os.PathLike, split: str, teachers_out: list[str] | None = None, task: str = "stt"
+) -> list[Utterance]:
+    """Utterances of `split` for `task` (`stt`, or `turn`: the conversations) from a corpus manifest, with the
+    corpus's cached features."""
     from sonare.data.featcache import FeatureStore
     from sonare.data.manifest import read_manifest
 
@@ -117,7 +123,7 @@ def load_corpus(manifest: str | os.PathLike, split: str, teachers_out: list[str]
     records = [
         r
         for r in read_manifest(manifest)
-        if "stt" in r.get("tasks", ["stt"]) and r["split"] == split and r.get("teacher") not in (teachers_out or [])
+        if task in r.get("tasks", ["stt"]) and r["split"] == split and r.get("teacher") not in (teachers_out or [])
     ]
     store = FeatureStore(corpus)
     uncached = sum(r["id"] not in store for r in records)

@@ -1,4 +1,4 @@
-"""`sonare train tts|refiner|stt|lm|voices --config FILE [--export DIR]`: run (or resume) a recipe, then export."""
+"""`sonare train tts|refiner|stt|turn|lm|voices --config FILE [--export DIR]`: run (or resume) a recipe, then export."""
 
 from __future__ import annotations
 
@@ -22,6 +22,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     stt.add_argument("--init-from", metavar="PATH", help="start a new run from these weights (.pt or model dir)")
     stt.add_argument("--no-progress", action="store_true")
     stt.set_defaults(handler=_train_stt)
+    turn = which.add_parser("turn", help="the STT end-of-turn head alone, on a trained recogniser")
+    turn.add_argument("--config", required=True, help="recipe YAML, e.g. configs/turn-default.yaml")
+    turn.add_argument("--export", metavar="DIR", help="after training, write the recogniser with the new head here")
+    turn.add_argument("--export-only", action="store_true", help="export the latest checkpoint without training")
+    turn.add_argument("--no-progress", action="store_true")
+    turn.set_defaults(handler=_train_turn)
     lm = which.add_parser("lm", help="the STT word language model, its beam search tuned for an STT model")
     lm.add_argument("--config", required=True, help="recipe YAML, e.g. configs/lm-default.yaml")
     lm.add_argument("--export", metavar="DIR", default="sonare/assets/stt", help="the STT model directory")
@@ -76,6 +82,17 @@ def _train_stt(args: argparse.Namespace) -> int:
     if args.export or args.export_only:
         out = export(cfg, args.export or "sonare/assets/stt")
         print(f"exported to {out}")
+    return 0
+
+
+def _train_turn(args: argparse.Namespace) -> int:
+    from sonare.train.turn import TurnTrainConfig, export, train
+
+    cfg = TurnTrainConfig.load(args.config)
+    if not args.export_only:
+        train(cfg, progress=not args.no_progress)
+    if args.export or args.export_only:
+        print(f"exported to {export(cfg, args.export or cfg.stt_dir)}")
     return 0
 
 

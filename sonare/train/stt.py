@@ -519,8 +519,17 @@ def turn_curve(items: list[Utterance], outputs, new_decoder: Callable[[], BeamDe
     return curve
 
 
-def validate(model: STTModel, val_sets: dict[str, list[Utterance]], cfg: STTTrainConfig, step: int) -> dict:
+def head_thresholds(curve: dict, max_false_cutoff: float) -> dict[str, float]:
+    """The turn head's own thresholds from its curve on held-back conversations: the end threshold by the
+    recipes' rule (`chosen_threshold`), the eager one the soonest within a looser budget, never above the end."""
     from sonare.eval.turns import best_operating_point, thinking_pause_cutoff_rate
+
+    end = chosen_threshold(curve, max_false_cutoff)
+    eager = best_operating_point(curve, EAGER_FALSE_CUTOFF, thinking_pause_cutoff_rate)
+    return {"eager_threshold": min(eager if eager is not None else end, end), "end_threshold": end}
+
+
+def validate(model: STTModel, val_sets: dict[str, list[Utterance]], cfg: STTTrainConfig, step: int) -> dict:
     from sonare.eval.wer import corpus_errors
 
     record: dict = {"step": step}
@@ -534,10 +543,8 @@ def validate(model: STTModel, val_sets: dict[str, list[Utterance]], cfg: STTTrai
         turns = [(u, o) for u, o in zip(items, outputs, strict=True) if u.pauses]
         if turns:
             curve = turn_curve([u for u, _ in turns], [o for _, o in turns])
-            end = chosen_threshold(curve, cfg.max_false_cutoff)
-            eager = best_operating_point(curve, EAGER_FALSE_CUTOFF, thinking_pause_cutoff_rate)
-            eager = min(eager if eager is not None else end, end)
-            result["thresholds"] = {"eager_threshold": eager, "end_threshold": end}
+            result["thresholds"] = head_thresholds(curve, cfg.max_false_cutoff)
+            end = result["thresholds"]["end_threshold"]
             result["turns"] = {k: round(v, 4) for k, v in curve[end].as_dict().items()}
         record[name] = result
     print(f"step {step}: " + json.dumps({k: v for k, v in record.items() if k != "step"}))

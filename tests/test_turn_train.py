@@ -1,0 +1,74 @@
+"""The turn-head recipe on the fixture corpus: trains the head alone, resumes, exports the recogniser with it."""
+
+import json
+from dataclasses import asdict, replace
+
+import pytest
+import torch
+import yaml
+from safetensors import safe_open
+from safetensors.torch import load_file
+
+from sonare.train.lm import LMTrainConfig, train_lm
+from sonare.train.stt import STTTrainConfig
+from sonare.train.stt import export as export_stt
+from sonare.train.stt import train as train_stt
+from sonare.train.turn import TurnTrainConfig, export, train
+
+SMALL = {"channels": 8, "d_model": 32, "n_layers": 2, "d_state": 8, "head_dim": 16}
+
+
+@pytest.fixture
+def recogniser(fixture_corpus, tmp_path):
+    """A small trained recogniser with its language model, exported."""
+    manifest = str(fixture_corpus / "manifest.jsonl")
+    cfg = STTTrainConfig(
+        sources=[manifest], run_dir=str(tmp_path / "stt-run"), model=SMALL, batch_frames=4000, steps=1, warmup=1,
+        val_turn_fraction=1.0, max_false_cutoff=1.0,
+    )  # fmt: skip
+    train_stt(cfg, progress=False)
+    export_stt(cfg, tmp_path / "stt")
+    recipe = tmp_path / "stt.yaml"
+    recipe.write_text(yaml.safe_dump(asdict(cfg)))
+    train_lm(LMTrainConfig(generated_sentences=300, wordnet=False, stt_recipe=str(recipe), alphas=[0.5], betas=[1.0]),
+             tmp_path / "stt")  # fmt: skip
+    return tmp_path / "stt"
+
+
+def test_the_head_trains_alone_resumes_and_exports_with_its_thresholds(fixture_corpus, recogniser, tmp_path):
+    from sonare.stt import load_from
+    from sonare.stt.lm import LM_FILE, WordLM
+    from sonare.stt.turns import THRESHOLDS
+
+    cfg = TurnTrainConfig(
+        sources=[str(fixture_corpus / "manifest.jsonl")], stt_dir=str(recogniser), run_dir=str(tmp_path / "run"),
+        steps=4, warmup=1, batch=2, window_frames=64, val_turn_fraction=0.0,
+    )  # fmt: skip
+    train(cfg, progress=False)
+    assert torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["step"] == 4
+    cfg.steps = 6
+    train(cfg, progress=False)  # resumes from step 4, the encoder's outputs from the run's cache
+    log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    assert torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["step"] == 6 and log == []
+
+    # Every conversation held back to choose the thresholds on; every threshold within the budget.
+    export(replace(cfg, val_turn_fraction=1.0, max_false_cutoff=1.0), tmp_path / "export")
+    before, after = load_file(recogniser / "stt.safetensors"), load_file(tmp_path / "export" / "stt.safetensors")
+    assert set(before) == set(after)
+    assert all(torch.equal(before[k], after[k]) for k in before if not k.startswith("turn."))  # the words stay
+    assert not torch.equal(before["turn.weight"], after["turn.weight"])
+    with safe_open(str(tmp_path / "export" / "stt.safetensors"), framework="pt") as f:
+        meta = f.metadata()
+    assert float(meta["end_threshold"]) in THRESHOLDS and meta["turn_head_step"] == "6"
+    lm = WordLM.load(tmp_path / "export" / LM_FILE)
+    assert lm.end_threshold in THRESHOLDS and lm.decoding == WordLM.load(recogniser / LM_FILE).decoding
+    assert load_from(tmp_path / "export").end_threshold == lm.end_threshold
+
+
+def test_a_source_without_conversations_is_a_clear_error(fixture_corpus, recogniser, tmp_path):
+    cfg = TurnTrainConfig(
+        sources=[str(fixture_corpus / "manifest.jsonl")], stt_dir=str(recogniser), run_dir=str(tmp_path / "run"),
+        val_turn_fraction=1.0,  # every conversation held back: none to train on
+    )  # fmt: skip
+    with pytest.raises(SystemExit, match="no training conversations"):
+        train(cfg, progress=False)
