@@ -1,5 +1,5 @@
 """End of turn with and without the sentence-end check: the turn head alone against the head and the words, on the
-held-out conversations or on those the training recipe holds back (where the check's two constants are chosen).
+held-out conversations or on those the training recipe holds back (where the check's constants are chosen).
 
 The model's outputs come from one pass over each conversation (`SonareTurnDetector.outputs`); then the tracker
 runs at each end threshold, alone and with the decoder (`turn_fires`), for each (sentence-end minimum, unfinished
@@ -7,7 +7,7 @@ end threshold) pair given, scored as `sonare eval turns` scores them. `--by-paus
 how long the speaker then stayed silent.
 
     python benchmarks/stt_turn_gate.py --manifest corpus/default/manifest.jsonl --held-back \
-        --thresholds 0.85 --gates 0.05,0.99 0.1,0.99 0.1,0.97 0.2,0.99
+        --thresholds 0.85 --gates 0.1,0.99 0.1,0.95,0.03,0.99
 """
 
 from __future__ import annotations
@@ -27,7 +27,13 @@ def main() -> None:
     parser.add_argument("--manifest", type=Path, default=Path("corpus/default/manifest.jsonl"))
     parser.add_argument("--held-back", action="store_true", help="the conversations held back from training")
     parser.add_argument("--thresholds", type=float, nargs="+", default=[0.85], help="end thresholds")
-    parser.add_argument("--gates", nargs="*", default=[], help="sentence-end minimum,unfinished end threshold")
+    parser.add_argument(
+        "--gates",
+        nargs="*",
+        default=[],
+        help="the tracker's sentence-end tiers: MIN,UNSURE,UNFINISHED_MIN,UNFINISHED (its constants, in that "
+        "order), or MIN,UNFINISHED for one tier",
+    )
     parser.add_argument("--by-pause", action="store_true", help="ends found per length of the silence after them")
     parser.add_argument("--out", type=Path, help="write the results here (JSON)")
     args = parser.parse_args()
@@ -59,7 +65,13 @@ def main() -> None:
     for threshold in args.thresholds:
         for name, gate in settings:
             if gate is not None:  # the tracker reads these module constants at each decision
-                turns.SENTENCE_END_MIN, turns.UNFINISHED_END_THRESHOLD = gate
+                tiers = gate if len(gate) == 4 else (gate[0], gate[1], gate[0], gate[1])
+                (
+                    turns.SENTENCE_END_MIN,
+                    turns.UNSURE_END_THRESHOLD,
+                    turns.UNFINISHED_SENTENCE_MIN,
+                    turns.UNFINISHED_END_THRESHOLD,
+                ) = tiers
             pooled, ends = TurnOutcomes(), []
             for pauses, logp, probs, seconds in conversations:
                 decoder = detector.stt.new_decoder() if gate is not None else None

@@ -93,20 +93,28 @@ def test_tracker_events_follow_the_probabilities():
 
 
 def test_an_unfinished_sentence_holds_the_end_until_the_head_is_very_sure():
-    from sonare.stt.turns import SENTENCE_END_MIN, UNFINISHED_END_THRESHOLD
+    from sonare.stt.turns import (
+        SENTENCE_END_MIN,
+        UNFINISHED_END_THRESHOLD,
+        UNFINISHED_SENTENCE_MIN,
+        UNSURE_END_THRESHOLD,
+    )
 
-    frames = [(0.0, 0.9)] * 3 + [(0.9, 0.1), (0.95, 0.1), (UNFINISHED_END_THRESHOLD, 0.1)]
+    frames = [(0.0, 0.9)] * 3 + [(0.9, 0.1), (UNSURE_END_THRESHOLD, 0.1), (UNFINISHED_END_THRESHOLD, 0.1)]
     asked = []
 
     def unfinished() -> float:  # "... and": the language model sees no sentence end
         asked.append(True)
-        return SENTENCE_END_MIN / 2
+        return UNFINISHED_SENTENCE_MIN / 2
 
     held = TurnTracker(eager_threshold=0.5, end_threshold=0.8)
     assert [held.push(e, s, unfinished) for e, s in frames] == [None, "start", None, "eager_end", None, "end"]
     assert len(asked) == 2  # asked only when the head alone would have ended the turn
     finished = TurnTracker(eager_threshold=0.5, end_threshold=0.8)
     assert [finished.push(e, s, lambda: SENTENCE_END_MIN) for e, s in frames][3] == "end"
+    # Words that may end a sentence (an unknown last word, a digit): the head must be surer, not very sure.
+    unsure = TurnTracker(eager_threshold=0.5, end_threshold=0.8)
+    assert [unsure.push(e, s, lambda: UNFINISHED_SENTENCE_MIN) for e, s in frames][3:5] == ["eager_end", "end"]
 
 
 def test_client_settings_move_the_tracker_thresholds_in_the_api_direction():

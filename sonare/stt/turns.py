@@ -1,15 +1,16 @@
 """Turn events from the turn head's per-frame probabilities, with hysteresis.
 
 A turn starts when speech (speech probability >= the speech threshold) has been heard for START_FRAMES frames
-in a row. Inside a turn the end-of-turn
-probability is compared with two thresholds: crossing the lower one gives an eager end (a client may start
-preparing its reply), the higher one ends the turn. Speech after an eager end, before the end, resumes the
-turn. The words weigh in too: where a language model says the words so far do not end a sentence (their
-sentence-end probability under SENTENCE_END_MIN: after "and", "the", a filler, half a number), the turn ends only
-once the head is surer than UNFINISHED_END_THRESHOLD, since a speaker who stops mid-sentence is most likely
-thinking. A silence longer than the maximum (MAX_SILENCE_SECONDS unless a client sets it) ends a turn whatever the
-head says, so a stream never stays in a turn forever on a low-confidence pause. A client's settings
-(`TurnSettings`) replace the thresholds and the maximum silence, at the start of a stream or mid-stream.
+in a row. Inside a turn the end-of-turn probability is compared with two thresholds: crossing the lower one
+gives an eager end (a client may start preparing its reply), the higher one ends the turn. Speech after an eager
+end, before the end, resumes the turn. The words weigh in too, through a language model's probability that the
+words so far end a sentence: under SENTENCE_END_MIN the head must be surer than UNSURE_END_THRESHOLD (the last
+word is one the model does not know, a name or letters still being spelled, or a digit of a number that may go
+on), and under UNFINISHED_SENTENCE_MIN surer than UNFINISHED_END_THRESHOLD (after "and", "the", a filler), since
+a speaker who stops mid-sentence is most likely thinking. A silence longer than the maximum (MAX_SILENCE_SECONDS
+unless a client sets it) ends a turn whatever the head says, so a stream never stays in a turn forever on a
+low-confidence pause. A client's settings (`TurnSettings`) replace the thresholds and the maximum silence, at the
+start of a stream or mid-stream.
 """
 
 from __future__ import annotations
@@ -32,9 +33,12 @@ START_FRAMES = 2  # 80 ms of speech
 EAGER_THRESHOLD = 0.5
 END_THRESHOLD = 0.8
 MAX_SILENCE_SECONDS = 4.0
-# Chosen on the default corpus's held-back training conversations (session 22, docs/benchmarks.md): the smallest
-# sentence-end probability that kept every pause to think there, and the head's certainty that overrides it.
+# Chosen on held-back training conversations (docs/benchmarks.md, STT): the smallest sentence-end probability
+# that kept every pause to think there (session 22), and how sure the head must be below it (session 27: the
+# tier that detected the most ends within the budget on pauses to think, with the head of that session).
 SENTENCE_END_MIN = 0.1
+UNSURE_END_THRESHOLD = 0.95
+UNFINISHED_SENTENCE_MIN = 0.03
 UNFINISHED_END_THRESHOLD = 0.99
 # End thresholds an evaluation sweeps: each is one operating point on the false cut-off / latency curve. The
 # head is often very sure of itself on hold pauses, so the sweep goes on in finer steps close to 1.
@@ -66,7 +70,7 @@ class TurnTracker:
                 return "start"
             return None
         ending = p_end >= self.end_threshold and (
-            p_end >= UNFINISHED_END_THRESHOLD or sentence_end is None or sentence_end() >= SENTENCE_END_MIN
+            p_end >= UNFINISHED_END_THRESHOLD or sentence_end is None or p_end >= _needed(sentence_end())
         )
         if ending or self.silence_run * FRAME_SECONDS >= self.max_silence_s:
             self.in_turn = self.eager = False
@@ -94,6 +98,13 @@ class TurnTracker:
         """The stream is being finalised or ended: True if a turn was open (and is now over)."""
         was, self.in_turn, self.eager = self.in_turn, False, False
         return was
+
+
+def _needed(sentence_end: float) -> float:
+    """How sure the head must be to end a turn on words this likely to end a sentence (over the end threshold)."""
+    if sentence_end >= SENTENCE_END_MIN:
+        return 0.0
+    return UNSURE_END_THRESHOLD if sentence_end >= UNFINISHED_SENTENCE_MIN else UNFINISHED_END_THRESHOLD
 
 
 def hear_frame(
