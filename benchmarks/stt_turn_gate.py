@@ -24,7 +24,7 @@ PAUSE_BINS = ((0.0, 0.6), (0.6, 1.2), (1.2, 2.0), (2.0, 3.1))
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--manifest", type=Path, default=Path("corpus/default/manifest.jsonl"))
+    parser.add_argument("--manifest", type=Path, nargs="+", default=[Path("corpus/default/manifest.jsonl")])
     parser.add_argument("--held-back", action="store_true", help="the conversations held back from training")
     parser.add_argument("--thresholds", type=float, nargs="+", default=[0.85], help="end thresholds")
     parser.add_argument(
@@ -46,18 +46,19 @@ def main() -> None:
     from sonare.train.common import is_held_back
     from sonare.train.stt import STTTrainConfig
 
-    if args.held_back:
-        fraction = STTTrainConfig.val_turn_fraction
-        records = [r for r in split_records(args.manifest, "train") if is_held_back(r["id"], fraction)]
-    else:
-        records = split_records(args.manifest, "heldout")
-    records = [r for r in records if r.get("pauses")]
     detector = SonareTurnDetector()
     conversations = []
-    for r in records:
-        audio, rate = load_record_audio(args.manifest, r)
-        pauses = sorted((Pause.from_dict(p) for p in r["pauses"]), key=lambda p: p.start)
-        conversations.append((pauses, *detector.outputs(audio, rate), len(audio) / rate))
+    for manifest in args.manifest:
+        if args.held_back:
+            fraction = STTTrainConfig.val_turn_fraction
+            records = [r for r in split_records(manifest, "train") if is_held_back(r["id"], fraction)]
+        else:
+            records = split_records(manifest, "heldout")
+        for r in records:
+            if r.get("pauses"):
+                audio, rate = load_record_audio(manifest, r)
+                pauses = sorted((Pause.from_dict(p) for p in r["pauses"]), key=lambda p: p.start)
+                conversations.append((pauses, *detector.outputs(audio, rate), len(audio) / rate))
     print(f"{len(conversations)} conversations ({'held back' if args.held_back else 'held out'})")
 
     settings = [("head alone", None)] + [(f"words {g}", tuple(float(x) for x in g.split(","))) for g in args.gates]

@@ -65,6 +65,25 @@ def test_the_head_trains_alone_resumes_and_exports_with_its_thresholds(fixture_c
     assert load_from(tmp_path / "export").end_threshold == lm.end_threshold
 
 
+def test_a_run_of_another_encoder_is_not_resumed(fixture_corpus, recogniser, tmp_path):
+    from safetensors.torch import save_file
+
+    cfg = TurnTrainConfig(
+        sources=[str(fixture_corpus / "manifest.jsonl")], stt_dir=str(recogniser), run_dir=str(tmp_path / "run"),
+        steps=2, warmup=1, batch=2, window_frames=64, val_turn_fraction=0.0,
+    )  # fmt: skip
+    train(cfg, progress=False)
+    other = tmp_path / "other"
+    other.mkdir()
+    with safe_open(str(recogniser / "stt.safetensors"), framework="pt") as f:
+        meta = f.metadata()
+    weights = load_file(recogniser / "stt.safetensors")
+    weights["ctc.bias"] = weights["ctc.bias"] + 1.0
+    save_file(weights, other / "stt.safetensors", metadata=meta)
+    with pytest.raises(SystemExit, match="another encoder"):
+        train(replace(cfg, stt_dir=str(other), steps=4), progress=False)
+
+
 def test_a_source_without_conversations_is_a_clear_error(fixture_corpus, recogniser, tmp_path):
     cfg = TurnTrainConfig(
         sources=[str(fixture_corpus / "manifest.jsonl")], stt_dir=str(recogniser), run_dir=str(tmp_path / "run"),

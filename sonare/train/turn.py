@@ -20,6 +20,7 @@ step is the head's pass over cached frames: thousands of steps take minutes on o
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -77,25 +78,43 @@ def load_conversations(cfg: TurnTrainConfig) -> tuple[list[Conversation], list[C
     return train, held_back
 
 
+def encoder_fingerprint(model: STTModel) -> str:
+    """A digest of every weight but the turn head's: what the cached outputs and a run's head depend on."""
+    digest = hashlib.sha1()
+    for name, tensor in sorted(model.state_dict().items()):
+        if not name.startswith("turn."):
+            digest.update(name.encode())
+            digest.update(tensor.detach().contiguous().numpy().tobytes())
+    return digest.hexdigest()
+
+
+def _check_run(saved: dict, fingerprint: str, what: str) -> None:
+    if saved.get("encoder") != fingerprint:
+        raise SystemExit(f"the run's {what} come from another encoder than stt_dir's: give this recipe a new run_dir")
+
+
 @torch.no_grad()
 def encoder_outputs(model: STTModel, items: list[Conversation], run: Path, progress: bool) -> list[torch.Tensor]:
     """The frozen encoder's output (L, D) per conversation, float16, from the run's cache where it has them."""
     from tqdm import tqdm
 
     path = run / "encoded.pt"
-    cache: dict[str, torch.Tensor] = torch.load(path) if path.exists() else {}
+    fingerprint = encoder_fingerprint(model)
+    saved = torch.load(path) if path.exists() else {"encoder": fingerprint, "outputs": {}}
+    _check_run(saved, fingerprint, "cached encoder outputs")
+    cache: dict[str, torch.Tensor] = saved["outputs"]
     keys = [f"{source}:{u.id}" for source, u in items]  # ids repeat across corpora
     model.eval()
     missing = [i for i, k in enumerate(keys) if k not in cache]
-    saved = time.time()
+    last_save = time.time()
     for i in tqdm(missing, desc="encoder", disable=not progress or not missing, mininterval=5):
         h, _ = model.encode(torch.from_numpy(items[i][1].mel.astype(np.float32))[None])
         cache[keys[i]] = h[0].half()
-        if time.time() - saved > 120:
-            save_atomic(cache, path)
-            saved = time.time()
+        if time.time() - last_save > 120:
+            save_atomic(saved, path)
+            last_save = time.time()
     if missing:
-        save_atomic(cache, path)
+        save_atomic(saved, path)
     return [cache[k] for k in keys]
 
 
@@ -157,14 +176,17 @@ def train(cfg: TurnTrainConfig, progress: bool = True) -> Path:
     opt = torch.optim.AdamW(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     ckpt_path = run / "checkpoint.pt"
     step = 0
+    fingerprint = encoder_fingerprint(model)
     if ckpt_path.exists():
         ckpt = torch.load(ckpt_path, weights_only=False)
+        _check_run(ckpt, fingerprint, "checkpoint's head and optimiser")
         head.load_state_dict(ckpt["head"])
         opt.load_state_dict(ckpt["optimizer"])
         step = ckpt["step"]
 
     def checkpoint() -> None:
-        save_atomic({"head": head.state_dict(), "optimizer": opt.state_dict(), "step": step}, ckpt_path)
+        state = {"head": head.state_dict(), "optimizer": opt.state_dict(), "step": step, "encoder": fingerprint}
+        save_atomic(state, ckpt_path)
 
     rng = np.random.default_rng([cfg.seed, step])
     torch.manual_seed(cfg.seed + step)
@@ -217,6 +239,7 @@ def export(cfg: TurnTrainConfig, out_dir: str | os.PathLike) -> Path:
     run = Path(cfg.run_dir)
     model, meta = load_model(cfg.stt_dir)
     ckpt = torch.load(run / "checkpoint.pt", weights_only=False)
+    _check_run(ckpt, encoder_fingerprint(model), "checkpoint's head")
     model.turn.load_state_dict(ckpt["head"])
     _, held_back = load_conversations(cfg)
     if not held_back:
