@@ -37,6 +37,7 @@ def main() -> None:
     parser.add_argument("--manifest", default="corpus/default/manifest.jsonl")
     parser.add_argument("--clips", type=int, default=30)
     parser.add_argument("--chunk", type=float, default=0.02, help="seconds of audio per client chunk")
+    parser.add_argument("--step", type=float, help="seconds a stream gathers a step (default: the shipped setting)")
     args = parser.parse_args()
     torch.set_num_threads(1)
 
@@ -46,7 +47,7 @@ def main() -> None:
     from sonare.stt.stream import STTSession
     from sonare.stt.weights import load_default
 
-    model = load_default()
+    model = load_default(step_seconds=args.step)
     totals: collections.Counter = collections.Counter()
     timed(STTSession, "_hear", "features and resampling", totals)
     timed(model.model.subsample, "forward", "subsampler", totals)
@@ -66,7 +67,8 @@ def main() -> None:
     for (audio, rate), words in clips:
         compute += partial_latencies(model, audio, rate, words, args.chunk)[1]
         heard += len(audio) / rate
-    print(f"{len(clips)} clips, {heard:.0f} s, {args.chunk * 1000:.0f} ms chunks: RTF {compute / heard:.4f}")
+    chunks = f"{args.chunk * 1000:.0f} ms chunks, {model.step_seconds * 1000:.0f} ms steps"
+    print(f"{len(clips)} clips, {heard:.0f} s, {chunks}: RTF {compute / heard:.4f}")
     for label, seconds in totals.most_common():
         print(f"  {label:45s} {seconds / heard:.4f}")
 

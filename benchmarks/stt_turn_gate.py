@@ -3,8 +3,9 @@ held-out conversations or on those the training recipe holds back (where the che
 
 The model's outputs come from one pass over each conversation (`SonareTurnDetector.outputs`); then the tracker
 runs at each end threshold, alone and with the decoder (`turn_fires`), for each (sentence-end minimum, unfinished
-end threshold) pair given, scored as `sonare eval turns` scores them. `--by-pause` also splits the true ends by
-how long the speaker then stayed silent.
+end threshold) pair given, scored as `sonare eval turns` scores them: each end is heard at the end of the live step
+that heard its frame (`--step`, seconds a stream gathers, default the shipped setting). `--by-pause` also splits
+the true ends by how long the speaker then stayed silent.
 
     python benchmarks/stt_turn_gate.py --manifest corpus/default/manifest.jsonl --held-back \
         --thresholds 0.85 --gates 0.1,0.99 0.1,0.95,0.03,0.99
@@ -26,6 +27,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--manifest", type=Path, nargs="+", default=[Path("corpus/default/manifest.jsonl")])
     parser.add_argument("--held-back", action="store_true", help="the conversations held back from training")
+    parser.add_argument("--step", type=float, help="seconds of audio a live stream gathers a step")
     parser.add_argument("--thresholds", type=float, nargs="+", default=[0.85], help="end thresholds")
     parser.add_argument(
         "--gates",
@@ -46,7 +48,7 @@ def main() -> None:
     from sonare.train.common import is_held_back
     from sonare.train.stt import STTTrainConfig
 
-    detector = SonareTurnDetector()
+    detector = SonareTurnDetector(args.step)
     conversations = []
     for manifest in args.manifest:
         if args.held_back:
@@ -76,7 +78,7 @@ def main() -> None:
             pooled, ends = TurnOutcomes(), []
             for pauses, logp, probs, seconds in conversations:
                 decoder = detector.stt.new_decoder() if gate is not None else None
-                outcome = score_fires(pauses, turns.turn_fires(probs, threshold, threshold, decoder, logp), seconds)
+                outcome = score_fires(pauses, detector.fires(probs, threshold, decoder, logp), seconds)
                 pooled.extend(outcome)
                 silences = [p.end - p.start for p in pauses if p.kind == END_OF_TURN]
                 ends += list(zip(silences, outcome.end_latencies, strict=True))

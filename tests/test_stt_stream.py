@@ -204,6 +204,38 @@ def test_batched_streams_match_single_streams(recognizer, speech):
         assert [e for e in a if isinstance(e, TurnEvent)] == [e for e in b if isinstance(e, TurnEvent)]
 
 
+def test_a_live_stream_gathers_a_steps_audio_and_a_finalize_hears_it_at_once(recognizer, speech):
+    """20 ms chunks are heard a step's worth at a time (one step's fixed cost per STEP_SECONDS), and a client hears
+    of a decision at the end of the step that heard it; a Finalize does not wait for the rest of a step."""
+    from sonare.stt.model import SUBSAMPLING
+    from sonare.stt.stream import STEP_SECONDS
+
+    audio, rate, _ = speech
+    chunk, per_step = rate // 50, round(STEP_SECONDS / 0.02)
+    assert per_step >= 3
+    session = recognizer.open(RecognitionOptions(sample_rate=rate))
+    for k in range(per_step - 1):
+        session.push(AudioIn(audio[k * chunk : (k + 1) * chunk]))
+        assert not session.ready(0.0) and session.frames_received == 0
+    session.push(AudioIn(audio[(per_step - 1) * chunk : per_step * chunk]))
+    assert session.ready(0.0)  # a step's audio heard: log-mel frames for one whole encoder frame at least
+    state, _ = recognizer.step(recognizer.new_state(1), [session])
+    heard = session.frames_received
+    session.push(AudioIn(audio[per_step * chunk : (per_step + 2) * chunk]))  # 40 ms, less than a step
+    assert not session.ready(0.0) and session.frames_received == heard
+    session.push(Finalize())
+    assert session.ready(0.0) and session.frames_received > heard
+    events = []
+    while session.ready(0.0):
+        state, (out,) = recognizer.step(state, [session])
+        events += out
+    assert isinstance(events[-1], Finalized)
+    assert session.frames_encoded == session.frames_received // SUBSAMPLING * SUBSAMPLING
+    step = STEP_SECONDS
+    times = [0.5 * step, step, 1.01 * step, 2.5 * step]
+    assert [recognizer.delivered(t) for t in times] == pytest.approx([step, step, 2 * step, 3 * step])
+
+
 def test_a_step_shares_its_frame_budget_among_its_streams(recognizer, speech):
     """A stream with seconds of audio queued takes the whole budget alone and an equal share beside others."""
     from sonare.stt.model import SUBSAMPLING
@@ -272,3 +304,12 @@ def test_transcribe_cli_stops_quietly_when_its_reader_goes_away(speech, tmp_path
     process.stdout.close()  # like `| head` exiting before the transcript is written
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 0 and b"Traceback" not in stderr
+
+
+@pytest.mark.parametrize("name", ["missing.wav", "not-audio.wav"])
+def test_transcribe_cli_says_why_a_file_cannot_be_read(tmp_path, name):
+    from sonare.cli import main
+
+    (tmp_path / "not-audio.wav").write_text("plain text, not audio")
+    with pytest.raises(SystemExit, match=f"error: cannot read .*{name}"):
+        main(["transcribe", str(tmp_path / name)])

@@ -5,7 +5,8 @@
 Word timestamps: finals' word times against the manifest's, where the word counts agree.
 Partial latency: clips are streamed in 20 ms chunks; a reference word (manifest word timings) counts as shown
 when the first partial (or final) with at least that many words is emitted, and its latency is the audio time
-of that emission (what the stream had heard) minus the word's end. RTF: compute time over audio time, one
+of that emission (what the client had sent, so audio the stream gathers for its next step counts) minus the
+word's end. RTF: compute time over audio time, one
 thread, single stream, for live 20 ms chunks, live 100 ms chunks (a common client's packet) and whole files.
 Compute time is this thread's CPU time (torch runs on one thread here), so the figure is time on one core even
 on a shared machine.
@@ -31,7 +32,6 @@ def partial_latencies(
 ) -> tuple[list[float], float]:
     """Per reference word, seconds from its end to its first appearance; and the compute time spent."""
     from sonare.stt.messages import AudioIn, EndOfAudio, RecognitionOptions, Transcript
-    from sonare.stt.model import heard_seconds
 
     session = model.open(RecognitionOptions(sample_rate=rate, turn_detection=False))
     state = model.new_state(1)
@@ -39,8 +39,10 @@ def partial_latencies(
     shown: list[float] = []  # audio time at which the i-th word was first shown
     committed = 0  # words in finals so far
     compute = 0.0
+    sent = 0  # samples sent
     chunks = [audio[i : i + step] for i in range(0, len(audio), step)]
     for chunk in [*chunks, None]:
+        sent += 0 if chunk is None else len(chunk)
         start = time.thread_time()
         session.push(AudioIn(chunk) if chunk is not None else EndOfAudio())
         events = []
@@ -52,7 +54,7 @@ def partial_latencies(
             if isinstance(e, Transcript):
                 count = committed + len(e.text.split())
                 while len(shown) < count:
-                    shown.append(heard_seconds(session.frames_encoded))
+                    shown.append(sent / rate)
                 if e.is_final:
                     committed = count
     latencies = [shown[i] - w["end"] for i, w in enumerate(words) if i < len(shown)]
@@ -71,11 +73,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=50)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--model-dir", help="weights directory (default: the shipped model)")
+    parser.add_argument("--step", type=float, help="seconds of audio a live stream gathers a step (default: shipped)")
     args = parser.parse_args(argv)
 
     torch.set_num_threads(1)
     torch.set_flush_denormal(True)
-    model = load_default(args.model_dir)
+    model = load_default(args.model_dir, step_seconds=args.step)
     records = [
         r
         for r in read_manifest(args.manifest)
@@ -100,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         seconds += len(audio) / rate
     result = {
         "clips": len(records),
+        "step_seconds": model.step_seconds,
         "words": len(latencies),
         "partial_latency_p50": float(np.percentile(latencies, 50)),
         "partial_latency_p90": float(np.percentile(latencies, 90)),

@@ -43,9 +43,10 @@ def _transcribe(args: argparse.Namespace) -> int:
     from sonare.stt.messages import RecognitionOptions, Transcript, TurnEvent
 
     torch.set_num_threads(1)
-    audio, rate = load_audio(args.file)
-    if audio.ndim > 1:
-        audio = audio.mean(axis=1)
+    try:
+        audio, rate = load_audio(args.file)
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise SystemExit(f"error: cannot read {args.file}: {exc}") from exc
     model = load_default(args.model_dir, language_model=not args.greedy)
     options = RecognitionOptions(sample_rate=rate, turn_detection=not args.no_turns)
     start = time.monotonic()

@@ -9,6 +9,8 @@ import torch
 
 from sonare.audio.features import SAMPLE_RATE, log_mel
 from sonare.audio.resample import resample
+from sonare.stt.beam import BeamDecoder
+from sonare.stt.decode import GreedyDecoder
 from sonare.stt.model import SUBSAMPLING
 from sonare.stt.turns import THRESHOLDS, turn_fires
 
@@ -35,10 +37,10 @@ class SonareTurnDetector:
 
     setting_name = "end_threshold"
 
-    def __init__(self) -> None:
+    def __init__(self, step_seconds: float | None = None) -> None:
         from sonare.stt import load_default
 
-        self.stt = load_default(os.environ.get("SONARE_STT_DIR"))
+        self.stt = load_default(os.environ.get("SONARE_STT_DIR"), step_seconds=step_seconds)
 
     @torch.inference_mode()
     def outputs(self, audio: np.ndarray, sample_rate: int) -> tuple[np.ndarray, np.ndarray]:
@@ -48,6 +50,13 @@ class SonareTurnDetector:
         ctc, turn, _ = self.stt.model(mel[None])
         return torch.log_softmax(ctc[0], -1).numpy(), torch.sigmoid(turn[0]).numpy()
 
+    def fires(
+        self, probs: np.ndarray, threshold: float, decoder: GreedyDecoder | BeamDecoder | None, logp: np.ndarray
+    ) -> list[float]:
+        """When a live client hears of each end of turn the tracker decides at `threshold` (`turn_fires`): at the
+        end of the step that heard the frame, so the audio a stream gathers for a step counts in the latency."""
+        return [self.stt.delivered(t) for t in turn_fires(probs, threshold, threshold, decoder, logp)]
+
     def detect(self, audio: np.ndarray, sample_rate: int) -> dict[float, list[float]]:
         logp, probs = self.outputs(audio, sample_rate)
-        return {t: turn_fires(probs, t, t, self.stt.new_decoder(), logp) for t in THRESHOLDS}
+        return {t: self.fires(probs, t, self.stt.new_decoder(), logp) for t in THRESHOLDS}

@@ -1,8 +1,9 @@
 """Streaming recognition: the STT model behind the engine's session interface.
 
-Per stream, audio arrives in chunks of any size at the client's rate. `push` resamples it to 16 kHz and turns
-it into log-mel frames at once (both stream exactly, whatever the chunking). Each engine step then, for every
-stream with at least one whole 40 ms encoder frame queued,
+Per stream, audio arrives in chunks of any size at the client's rate. `push` gathers it until a step's worth
+(STEP_SECONDS) has come, then resamples it to 16 kHz and turns it into log-mel frames (both stream exactly,
+whatever the chunking). Each engine step then, for every stream with at least one whole 40 ms encoder frame
+queued,
 
   1. runs the subsampler and SSM encoder over all its queued frames (up to a share of STEP_FRAME_BUDGET), rows
      of different lengths batched together through the carried-state forward,
@@ -20,6 +21,7 @@ only audio not yet encoded and the words of the current, unfinished segment.
 from __future__ import annotations
 
 import collections
+import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +54,11 @@ MIN_RATE, MAX_RATE = 8000, 48000
 # with live ones. Alone, a stream takes 4 s of audio a step: each step pays a fixed cost of operator calls on a
 # CPU, so longer steps run a file faster (docs/benchmarks.md, STT, session 19).
 STEP_FRAME_BUDGET = 100
+# Audio a stream gathers before it is heard (resampled, turned into features, encoded and decoded): every step
+# pays a fixed cost of operator calls, so a client sending 20 ms chunks (pipecat does) would pay it for every
+# 40 ms encoder frame. Gathering 80 ms halves the steps for at most 80 ms more latency, 20 ms on average after a
+# word or an end of turn (docs/benchmarks.md, STT, session 28). A Finalize or the end of audio hears it at once.
+STEP_SECONDS = 0.08
 LANGUAGES = ("en",)
 
 
@@ -70,8 +77,12 @@ class STTSession:
         decoder: GreedyDecoder | BeamDecoder,
         eager_threshold: float,
         end_threshold: float,
+        step_seconds: float = STEP_SECONDS,
     ):
         self.options = options
+        self.step_samples = max(1, round(options.sample_rate * step_seconds))
+        self.unheard: list[np.ndarray] = []  # client audio gathered for the next step, at the client's rate
+        self.n_unheard = 0
         self.resampler = StreamingResampler(options.sample_rate, SAMPLE_RATE)
         self.features = StreamingLogMel()
         self.queued: collections.deque[np.ndarray] = collections.deque()  # log-mel frames not yet encoded
@@ -95,16 +106,28 @@ class STTSession:
             samples = np.asarray(item.samples, dtype=np.float32)
             if samples.ndim != 1:
                 raise ValueError("audio must be mono")
-            self._hear(self.resampler.process(samples))
+            self.unheard.append(samples)
+            self.n_unheard += len(samples)
+            if self.n_unheard >= self.step_samples:
+                self._hear_gathered()
         elif isinstance(item, TurnConfig):
             self.turns.configure(item.settings)
         elif isinstance(item, Finalize):
+            self._hear_gathered()
             self.marks.append(_Mark(self.frames_received, end=False))
         elif isinstance(item, EndOfAudio):
+            self._hear_gathered()
             self._hear(self.resampler.flush())
             self.marks.append(_Mark(self.frames_received, end=True))
         else:
             raise ValueError(f"unsupported input {type(item).__name__}")
+
+    def _hear_gathered(self) -> None:
+        if self.unheard:
+            samples = np.concatenate(self.unheard)
+            self.unheard.clear()
+            self.n_unheard = 0
+            self._hear(self.resampler.process(samples))
 
     def _hear(self, samples: np.ndarray) -> None:
         frames = self.features.push(samples).numpy()
@@ -161,8 +184,12 @@ class STTStreamingModel:
         end_threshold: float,
         lm: WordLM | None = None,
         beam: BeamSettings | None = None,
+        step_seconds: float = STEP_SECONDS,
     ):
+        if step_seconds < 0:
+            raise ValueError("step_seconds must not be negative")
         self.model = model.eval()
+        self.step_seconds = step_seconds
         self.eager_threshold = eager_threshold
         self.end_threshold = end_threshold
         self.lm = lm
@@ -178,12 +205,20 @@ class STTStreamingModel:
             raise ValueError(f"sample_rate must be between {MIN_RATE} and {MAX_RATE} Hz")
         if options.language not in LANGUAGES:
             raise ValueError(f"language {options.language!r} is not supported (supported: {', '.join(LANGUAGES)})")
-        return STTSession(options, self.new_decoder(), self.eager_threshold, self.end_threshold)
+        return STTSession(options, self.new_decoder(), self.eager_threshold, self.end_threshold, self.step_seconds)
 
     def new_decoder(self) -> GreedyDecoder | BeamDecoder:
         """A stream's decoder: the beam search with the word language model, or greedy without one."""
         seconds = self.model.cfg.ctc_frame_seconds
         return BeamDecoder(self.lm, self.beam, seconds) if self.lm is not None else GreedyDecoder(seconds)
+
+    def delivered(self, t: float) -> float:
+        """When a live client hears of what the model decided at audio time `t` (seconds): at the end of the step
+        that heard it, for a client whose chunks divide a step (evaluations replay the model's outputs offline); at
+        once with no gathering (step 0: every chunk heard as it comes)."""
+        if self.step_seconds == 0:
+            return t
+        return math.ceil(round(t / self.step_seconds, 6)) * self.step_seconds
 
     # -- one batched step --------------------------------------------------------------------------------
 

@@ -30,16 +30,17 @@ def load_model(directory: str | os.PathLike) -> tuple[STTModel, dict[str, str]]:
     return model, meta
 
 
-def load_from(directory: str | os.PathLike, language_model: bool = True):
+def load_from(directory: str | os.PathLike, language_model: bool = True, step_seconds: float | None = None):
     """An `STTStreamingModel` for inference from `stt.safetensors` in `directory` (`load_model`), decoding with the
     word language model `lm.safetensors` when the directory has one (and `language_model`), else greedily (faster,
     less accurate). With the language model its words weigh in on ends of turn, and the end threshold tuned with
     them, when it has one, replaces the acoustic model's. Its CPU inference multiplies by int8 roundings of the
-    encoder's projections (`sonare.ssm.use_int8_projections`)."""
+    encoder's projections (`sonare.ssm.use_int8_projections`). A live stream gathers `step_seconds` of audio a step
+    (default `sonare.stt.stream.STEP_SECONDS`)."""
     from sonare.ssm import use_int8_projections
     from sonare.stt.beam import BeamSettings
     from sonare.stt.lm import LM_FILE, WordLM
-    from sonare.stt.stream import STTStreamingModel
+    from sonare.stt.stream import STEP_SECONDS, STTStreamingModel
 
     model, meta = load_model(directory)
     use_int8_projections(model)
@@ -47,9 +48,12 @@ def load_from(directory: str | os.PathLike, language_model: bool = True):
     lm = WordLM.load(lm_path) if language_model and lm_path.exists() else None
     beam = BeamSettings(**lm.decoding) if lm is not None else None
     end = lm.end_threshold if lm is not None and lm.end_threshold is not None else float(meta["end_threshold"])
-    return STTStreamingModel(model, float(meta["eager_threshold"]), end, lm, beam)
+    step = STEP_SECONDS if step_seconds is None else step_seconds
+    return STTStreamingModel(model, float(meta["eager_threshold"]), end, lm, beam, step)
 
 
-def load_default(model_dir: str | os.PathLike | None = None, language_model: bool = True):
+def load_default(
+    model_dir: str | os.PathLike | None = None, language_model: bool = True, step_seconds: float | None = None
+):
     """The STT model in `model_dir` (a server's model directory for this kind), by default the bundled one."""
-    return load_from(model_dir or ASSET_DIR, language_model)
+    return load_from(model_dir or ASSET_DIR, language_model, step_seconds)
