@@ -65,6 +65,25 @@ def test_the_head_trains_alone_resumes_and_exports_with_its_thresholds(fixture_c
     assert load_from(tmp_path / "export").end_threshold == lm.end_threshold
 
 
+def test_a_retune_exports_the_recognisers_own_head_with_thresholds_chosen_anew(fixture_corpus, recogniser, tmp_path):
+    from sonare.stt.lm import LM_FILE, WordLM
+    from sonare.stt.turns import THRESHOLDS
+
+    cfg = TurnTrainConfig(
+        sources=[str(fixture_corpus / "manifest.jsonl")], stt_dir=str(recogniser), run_dir=str(tmp_path / "run"),
+        val_turn_fraction=1.0, max_false_cutoff=1.0,
+    )  # fmt: skip
+    export(cfg, tmp_path / "export", retune=True)  # no run, no checkpoint: nothing trained
+    before, after = load_file(recogniser / "stt.safetensors"), load_file(tmp_path / "export" / "stt.safetensors")
+    assert set(before) == set(after) and all(torch.equal(before[k], after[k]) for k in before)
+    with safe_open(str(tmp_path / "export" / "stt.safetensors"), framework="pt") as f:
+        meta = f.metadata()
+    assert float(meta["end_threshold"]) in THRESHOLDS and "turn_head_step" not in meta
+    assert WordLM.load(tmp_path / "export" / LM_FILE).end_threshold in THRESHOLDS
+    with pytest.raises(SystemExit, match="no checkpoint"):  # without --retune the export wants the run's head
+        export(replace(cfg, run_dir=str(tmp_path / "no-run")), tmp_path / "export2")
+
+
 def test_a_run_of_another_encoder_is_not_resumed(fixture_corpus, recogniser, tmp_path):
     from safetensors.torch import save_file
 

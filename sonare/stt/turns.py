@@ -34,10 +34,10 @@ EAGER_THRESHOLD = 0.5
 END_THRESHOLD = 0.8
 MAX_SILENCE_SECONDS = 4.0
 # Chosen on held-back training conversations (docs/benchmarks.md, STT): the smallest sentence-end probability
-# that kept every pause to think there (session 22), and how sure the head must be below it (session 27: the
-# tier that detected the most ends within the budget on pauses to think, with the head of that session).
+# that kept every pause to think there (session 22), and how sure the head must be below it (the tier that
+# detected the most ends within the budget on pauses to think: session 27, with session 28's 80 ms steps).
 SENTENCE_END_MIN = 0.1
-UNSURE_END_THRESHOLD = 0.95
+UNSURE_END_THRESHOLD = 0.975
 UNFINISHED_SENTENCE_MIN = 0.03
 UNFINISHED_END_THRESHOLD = 0.99
 # End thresholds an evaluation sweeps: each is one operating point on the false cut-off / latency curve. The

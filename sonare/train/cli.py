@@ -26,6 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     turn.add_argument("--config", required=True, help="recipe YAML, e.g. configs/turn-default.yaml")
     turn.add_argument("--export", metavar="DIR", help="after training, write the recogniser with the new head here")
     turn.add_argument("--export-only", action="store_true", help="export the latest checkpoint without training")
+    turn.add_argument(
+        "--retune", action="store_true", help="no training: export stt_dir's own head with its thresholds chosen anew"
+    )
     turn.add_argument("--no-progress", action="store_true")
     turn.set_defaults(handler=_train_turn)
     lm = which.add_parser("lm", help="the STT word language model, its beam search tuned for an STT model")
@@ -89,10 +92,10 @@ def _train_turn(args: argparse.Namespace) -> int:
     from sonare.train.turn import TurnTrainConfig, export, train
 
     cfg = TurnTrainConfig.load(args.config)
-    if not args.export_only:
+    if not (args.export_only or args.retune):
         train(cfg, progress=not args.no_progress)
-    if args.export or args.export_only:
-        print(f"exported to {export(cfg, args.export or cfg.stt_dir)}")
+    if args.export or args.export_only or args.retune:
+        print(f"exported to {export(cfg, args.export or cfg.stt_dir, retune=args.retune)}")
     return 0
 
 

@@ -15,7 +15,7 @@ step is the head's pass over cached frames: thousands of steps take minutes on o
 3. Export (`--export DIR`): `stt.safetensors` with the new head and the head-alone thresholds chosen for it
    (`sonare.train.stt.head_thresholds`), and, when the recogniser has a language model, `lm.safetensors` with
    the end threshold re-chosen with the words weighing in (`sonare.train.lm.tune_end_threshold`), its text and
-   beam settings unchanged.
+   beam settings unchanged. `--retune` exports `stt_dir`'s own head with its thresholds chosen anew, no training.
 """
 
 from __future__ import annotations
@@ -226,8 +226,10 @@ def train(cfg: TurnTrainConfig, progress: bool = True) -> Path:
     return ckpt_path
 
 
-def export(cfg: TurnTrainConfig, out_dir: str | os.PathLike) -> Path:
-    """The recogniser of `stt_dir` with the trained head, its thresholds chosen on the held-back conversations."""
+def export(cfg: TurnTrainConfig, out_dir: str | os.PathLike, retune: bool = False) -> Path:
+    """The recogniser of `stt_dir` with the trained head, its thresholds chosen on the held-back conversations;
+    with `retune`, with its own head as it is (no run needed): its thresholds chosen anew, as after new
+    conversations were built or the tracker's rules changed."""
     from safetensors.torch import save_file
 
     from sonare.stt.beam import BeamSettings
@@ -237,10 +239,15 @@ def export(cfg: TurnTrainConfig, out_dir: str | os.PathLike) -> Path:
 
     torch.set_num_threads(cfg.threads)
     run = Path(cfg.run_dir)
+    run.mkdir(parents=True, exist_ok=True)  # the cache of encoder outputs
     model, meta = load_model(cfg.stt_dir)
-    ckpt = torch.load(run / "checkpoint.pt", weights_only=False)
-    _check_run(ckpt, encoder_fingerprint(model), "checkpoint's head")
-    model.turn.load_state_dict(ckpt["head"])
+    if not retune:
+        if not (run / "checkpoint.pt").exists():
+            raise SystemExit(f"no checkpoint in {run}: train first, or --retune for stt_dir's own head")
+        ckpt = torch.load(run / "checkpoint.pt", weights_only=False)
+        _check_run(ckpt, encoder_fingerprint(model), "checkpoint's head")
+        model.turn.load_state_dict(ckpt["head"])
+        meta = {**meta, "turn_head_step": str(ckpt["step"])}
     _, held_back = load_conversations(cfg)
     if not held_back:
         raise SystemExit("no held-back conversations in the sources to choose the thresholds on")
@@ -254,7 +261,7 @@ def export(cfg: TurnTrainConfig, out_dir: str | os.PathLike) -> Path:
         lm.end_threshold, _ = tune_end_threshold(model, lm, BeamSettings(**lm.decoding), conversations, stt_cfg)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    metadata = {**meta, **{k: str(v) for k, v in thresholds.items()}, "turn_head_step": str(ckpt["step"])}
+    metadata = {**meta, **{k: str(v) for k, v in thresholds.items()}}
     weights = {k: v.contiguous() for k, v in model.state_dict().items()}
     save_file(weights, out / "stt.safetensors", metadata=metadata)
     if lm is not None:
