@@ -56,8 +56,9 @@ MIN_RATE, MAX_RATE = 8000, 48000
 STEP_FRAME_BUDGET = 100
 # Audio a stream gathers before it is heard (resampled, turned into features, encoded and decoded): every step
 # pays a fixed cost of operator calls, so a client sending 20 ms chunks (pipecat does) would pay it for every
-# 40 ms encoder frame. Gathering 80 ms halves the steps for at most 80 ms more latency, 20 ms on average after a
-# word or an end of turn (docs/benchmarks.md, STT, session 28). A Finalize or the end of audio hears it at once.
+# 40 ms encoder frame. Gathering 80 ms halves the steps for less than a step more latency, about half a step on
+# average after a word or an end of turn (docs/benchmarks.md, "CPU inference", session 28). A Finalize or the end
+# of audio hears what is gathered at once.
 STEP_SECONDS = 0.08
 LANGUAGES = ("en",)
 
