@@ -71,6 +71,11 @@ def test_the_shipped_model_runs_int8_projections(recognizer):
     assert recognizer.model.encoder.int8_projections
 
 
+def test_an_eager_end_is_never_surer_than_the_end(recognizer):
+    """The eager end is a hint before the end, also where the words' end threshold is below the head's own."""
+    assert recognizer.eager_threshold <= recognizer.end_threshold
+
+
 def test_chunk_sizes_do_not_change_events(recognizer, speech):
     audio, rate, _ = speech
     options = RecognitionOptions(sample_rate=rate)

@@ -66,6 +66,7 @@ def test_the_head_trains_alone_resumes_and_exports_with_its_thresholds(fixture_c
 
 
 def test_a_retune_exports_the_recognisers_own_head_with_thresholds_chosen_anew(fixture_corpus, recogniser, tmp_path):
+    from sonare.stt import load_from
     from sonare.stt.lm import LM_FILE, WordLM
     from sonare.stt.turns import THRESHOLDS
 
@@ -79,7 +80,10 @@ def test_a_retune_exports_the_recognisers_own_head_with_thresholds_chosen_anew(f
     with safe_open(str(tmp_path / "export" / "stt.safetensors"), framework="pt") as f:
         meta = f.metadata()
     assert float(meta["end_threshold"]) in THRESHOLDS and "turn_head_step" not in meta
-    assert WordLM.load(tmp_path / "export" / LM_FILE).end_threshold in THRESHOLDS
+    lm_end = WordLM.load(tmp_path / "export" / LM_FILE).end_threshold
+    assert lm_end in THRESHOLDS
+    recogniser_out = load_from(tmp_path / "export")  # the eager end never waits for more than the end in effect
+    assert recogniser_out.eager_threshold == min(float(meta["eager_threshold"]), lm_end)
     with pytest.raises(SystemExit, match="no checkpoint"):  # without --retune the export wants the run's head
         export(replace(cfg, run_dir=str(tmp_path / "no-run")), tmp_path / "export2")
 

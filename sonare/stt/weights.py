@@ -48,8 +48,10 @@ def load_from(directory: str | os.PathLike, language_model: bool = True, step_se
     lm = WordLM.load(lm_path) if language_model and lm_path.exists() else None
     beam = BeamSettings(**lm.decoding) if lm is not None else None
     end = lm.end_threshold if lm is not None and lm.end_threshold is not None else float(meta["end_threshold"])
+    # An eager end is a hint before the end: never surer than the end threshold in effect (the words' may be lower).
+    eager = min(float(meta["eager_threshold"]), end)
     step = STEP_SECONDS if step_seconds is None else step_seconds
-    return STTStreamingModel(model, float(meta["eager_threshold"]), end, lm, beam, step)
+    return STTStreamingModel(model, eager, end, lm, beam, step)
 
 
 def load_default(
