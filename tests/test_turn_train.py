@@ -35,15 +35,24 @@ def recogniser(fixture_corpus, tmp_path):
     return tmp_path / "stt"
 
 
+def small_run(fixture_corpus, recogniser, tmp_path, **settings) -> TurnTrainConfig:
+    """A turn recipe on the fixture corpus for the small recogniser, its run in tmp_path / "run"."""
+    return TurnTrainConfig(
+        sources=[str(fixture_corpus / "manifest.jsonl")],
+        stt_dir=str(recogniser),
+        run_dir=str(tmp_path / "run"),
+        **settings,
+    )
+
+
 def test_the_head_trains_alone_resumes_and_exports_with_its_thresholds(fixture_corpus, recogniser, tmp_path):
     from sonare.stt import load_from
     from sonare.stt.lm import LM_FILE, WordLM
     from sonare.stt.turns import THRESHOLDS
 
-    cfg = TurnTrainConfig(
-        sources=[str(fixture_corpus / "manifest.jsonl")], stt_dir=str(recogniser), run_dir=str(tmp_path / "run"),
-        steps=4, warmup=1, batch=2, window_frames=64, val_turn_fraction=0.0,
-    )  # fmt: skip
+    cfg = small_run(
+        fixture_corpus, recogniser, tmp_path, steps=4, warmup=1, batch=2, window_frames=64, val_turn_fraction=0.0
+    )
     train(cfg, progress=False)
     assert torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["step"] == 4
     cfg.steps = 6
@@ -70,10 +79,7 @@ def test_a_retune_exports_the_recognisers_own_head_with_thresholds_chosen_anew(f
     from sonare.stt.lm import LM_FILE, WordLM
     from sonare.stt.turns import THRESHOLDS
 
-    cfg = TurnTrainConfig(
-        sources=[str(fixture_corpus / "manifest.jsonl")], stt_dir=str(recogniser), run_dir=str(tmp_path / "run"),
-        val_turn_fraction=1.0, max_false_cutoff=1.0,
-    )  # fmt: skip
+    cfg = small_run(fixture_corpus, recogniser, tmp_path, val_turn_fraction=1.0, max_false_cutoff=1.0)
     export(cfg, tmp_path / "export", retune=True)  # no run, no checkpoint: nothing trained
     before, after = load_file(recogniser / "stt.safetensors"), load_file(tmp_path / "export" / "stt.safetensors")
     assert set(before) == set(after) and all(torch.equal(before[k], after[k]) for k in before)
@@ -91,10 +97,9 @@ def test_a_retune_exports_the_recognisers_own_head_with_thresholds_chosen_anew(f
 def test_a_run_of_another_encoder_is_not_resumed(fixture_corpus, recogniser, tmp_path):
     from safetensors.torch import save_file
 
-    cfg = TurnTrainConfig(
-        sources=[str(fixture_corpus / "manifest.jsonl")], stt_dir=str(recogniser), run_dir=str(tmp_path / "run"),
-        steps=2, warmup=1, batch=2, window_frames=64, val_turn_fraction=0.0,
-    )  # fmt: skip
+    cfg = small_run(
+        fixture_corpus, recogniser, tmp_path, steps=2, warmup=1, batch=2, window_frames=64, val_turn_fraction=0.0
+    )
     train(cfg, progress=False)
     other = tmp_path / "other"
     other.mkdir()
@@ -108,9 +113,7 @@ def test_a_run_of_another_encoder_is_not_resumed(fixture_corpus, recogniser, tmp
 
 
 def test_a_source_without_conversations_is_a_clear_error(fixture_corpus, recogniser, tmp_path):
-    cfg = TurnTrainConfig(
-        sources=[str(fixture_corpus / "manifest.jsonl")], stt_dir=str(recogniser), run_dir=str(tmp_path / "run"),
-        val_turn_fraction=1.0,  # every conversation held back: none to train on
-    )  # fmt: skip
+    # Every conversation held back: none to train on.
+    cfg = small_run(fixture_corpus, recogniser, tmp_path, val_turn_fraction=1.0)
     with pytest.raises(SystemExit, match="no training conversations"):
         train(cfg, progress=False)
