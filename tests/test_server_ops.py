@@ -50,11 +50,20 @@ def test_flags_beat_environment_beat_file(tmp_path):
         ({}, {"SONARE_BEHIND_PROXY": "perhaps"}, "behind_proxy"),
         ({}, {"SONARE_CONFIG": "/nonexistent.yaml"}, "cannot read"),
         ({"log_format": "xml"}, {}, "log_format"),
+        ({}, {"SONARE_STT_STEP_MS": "-40"}, "stt_step_ms"),
+        ({"stt_step_ms": 2000}, {}, "stt_step_ms"),
     ],
 )
 def test_bad_configuration_is_refused_with_a_reason(flags, env, message):
     with pytest.raises(ConfigError, match=message):
         load_config(flags, env=env)
+
+
+def test_the_stt_step_setting_reaches_the_recogniser():
+    from sonare.server.models import load_models
+
+    config = load_config({"tts_module": "", "stt_step_ms": 120}, env={})
+    assert load_models(config).models["stt"].step_seconds == pytest.approx(0.12)
 
 
 def test_public_address_needs_keys_or_a_proxy():

@@ -58,7 +58,7 @@ STEP_FRAME_BUDGET = 100
 # pays a fixed cost of operator calls, so a client sending 20 ms chunks (pipecat does) would pay it for every
 # 40 ms encoder frame. Gathering 80 ms halves the steps for less than a step more latency, about half a step on
 # average after a word or an end of turn (docs/benchmarks.md, "CPU inference", session 28). A Finalize or the end
-# of audio hears what is gathered at once.
+# of audio hears what is gathered at once. Servers set it (`ServerConfig.stt_step_ms`).
 STEP_SECONDS = 0.08
 LANGUAGES = ("en",)
 
