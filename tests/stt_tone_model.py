@@ -185,6 +185,5 @@ class ToneRecognizer:
         s.segment_start = now
 
 
-def load_default(model_dir: Any = None, step_seconds: float | None = None) -> ToneRecognizer:
-    """The server's STT module interface; the tone recognizer frames audio its own way, whatever the step."""
+def load_default(model_dir: Any = None) -> ToneRecognizer:
     return ToneRecognizer()

@@ -61,9 +61,11 @@ def test_bad_configuration_is_refused_with_a_reason(flags, env, message):
 
 def test_the_stt_step_setting_reaches_the_recogniser():
     from sonare.server.models import load_models
+    from sonare.stt.stream import STEP_SECONDS
 
     config = load_config({"tts_module": "", "stt_step_ms": 120}, env={})
     assert load_models(config).models["stt"].step_seconds == pytest.approx(0.12)
+    assert load_models(load_config({"tts_module": ""}, env={})).models["stt"].step_seconds == STEP_SECONDS
 
 
 def test_public_address_needs_keys_or_a_proxy():

@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--model-dir", help="directory with model weights (SageMaker: /opt/ml/model)")
     p.add_argument("--tts-slots", type=int, help="concurrent TTS streams")
     p.add_argument("--stt-slots", type=int, help="concurrent STT streams")
-    p.add_argument("--stt-step-ms", type=int, help="audio a live STT stream gathers a step (default 80; 0: none)")
+    p.add_argument("--stt-step-ms", type=int, help="audio a live STT stream gathers a step (default: the model's, 80)")
     p.add_argument("--threads", type=int, help="intra-op threads for the inference thread")
     p.add_argument("--drain-timeout", type=float, help="seconds SIGTERM waits for in-flight streams")
     p.add_argument("--log-level", help="debug, info, warning, error")

@@ -46,9 +46,9 @@ class ServerConfig:
     stt_module: str = "sonare.stt"
     tts_slots: int = 64
     stt_slots: int = 64
-    # Audio a live STT stream gathers before each step: less compute per second of audio for a little latency
-    # (`sonare.stt.stream.STEP_SECONDS`; 0 hears every chunk as it comes).
-    stt_step_ms: int = 80
+    # Audio a live STT stream gathers before each step, less compute for a little latency; None: the recogniser's
+    # own (`sonare.stt.stream.STEP_SECONDS`, 80 ms); 0 hears every chunk as it comes.
+    stt_step_ms: int | None = None
     max_batch: int = 64
     threads: int | None = None  # intra-op threads of the inference thread; default: all cores but one
     # Seconds a SIGTERM waits for in-flight streams before the process exits.
@@ -71,7 +71,7 @@ class ServerConfig:
         for name in ("tts_slots", "stt_slots", "max_batch", "max_transcript_chars", "max_upload_bytes"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1")
-        if not 0 <= self.stt_step_ms <= MAX_STT_STEP_MS:
+        if self.stt_step_ms is not None and not 0 <= self.stt_step_ms <= MAX_STT_STEP_MS:
             raise ConfigError(f"stt_step_ms must be 0-{MAX_STT_STEP_MS}")
         if self.drain_timeout < 0:
             raise ConfigError("drain_timeout must not be negative")
