@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from sonare.audio.features import SAMPLE_RATE, log_mel
 from sonare.audio.resample import resample
-from sonare.stt.beam import BeamDecoder
-from sonare.stt.decode import GreedyDecoder
 from sonare.stt.model import SUBSAMPLING
 from sonare.stt.turns import THRESHOLDS, turn_fires
+
+if TYPE_CHECKING:
+    from sonare.stt.beam import BeamDecoder
+    from sonare.stt.decode import GreedyDecoder
 
 
 class SonareTranscriber:

@@ -94,12 +94,14 @@ def _check_run(saved: dict, fingerprint: str, what: str) -> None:
 
 
 @torch.no_grad()
-def encoder_outputs(model: STTModel, items: list[Conversation], run: Path, progress: bool) -> list[torch.Tensor]:
-    """The frozen encoder's output (L, D) per conversation, float16, from the run's cache where it has them."""
+def encoder_outputs(
+    model: STTModel, fingerprint: str, items: list[Conversation], run: Path, progress: bool
+) -> list[torch.Tensor]:
+    """The frozen encoder's output (L, D) per conversation, float16, from the run's cache where it has them (cached
+    for the encoder of `fingerprint`, `encoder_fingerprint(model)`)."""
     from tqdm import tqdm
 
     path = run / "encoded.pt"
-    fingerprint = encoder_fingerprint(model)
     saved = torch.load(path) if path.exists() else {"encoder": fingerprint, "outputs": {}}
     _check_run(saved, fingerprint, "cached encoder outputs")
     cache: dict[str, torch.Tensor] = saved["outputs"]
@@ -164,7 +166,8 @@ def train(cfg: TurnTrainConfig, progress: bool = True) -> Path:
     train_set, held_back = load_conversations(cfg)
     if not train_set:
         raise SystemExit("no training conversations in the sources (are their corpora built, features cached?)")
-    outputs = encoder_outputs(model, train_set + held_back, run, progress)
+    fingerprint = encoder_fingerprint(model)
+    outputs = encoder_outputs(model, fingerprint, train_set + held_back, run, progress)
     train_out, back_out = outputs[: len(train_set)], outputs[len(train_set) :]
     hours = sum(len(h) for h in train_out) * 0.04 / 3600
     print(f"turn: {len(train_set)} training conversations ({hours:.2f} h), {len(held_back)} held back")
@@ -176,7 +179,6 @@ def train(cfg: TurnTrainConfig, progress: bool = True) -> Path:
     opt = torch.optim.AdamW(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     ckpt_path = run / "checkpoint.pt"
     step = 0
-    fingerprint = encoder_fingerprint(model)
     if ckpt_path.exists():
         ckpt = torch.load(ckpt_path, weights_only=False)
         _check_run(ckpt, fingerprint, "checkpoint's head and optimiser")
@@ -241,17 +243,18 @@ def export(cfg: TurnTrainConfig, out_dir: str | os.PathLike, retune: bool = Fals
     run = Path(cfg.run_dir)
     run.mkdir(parents=True, exist_ok=True)  # the cache of encoder outputs
     model, meta = load_model(cfg.stt_dir)
+    fingerprint = encoder_fingerprint(model)
     if not retune:
         if not (run / "checkpoint.pt").exists():
             raise SystemExit(f"no checkpoint in {run}: train first, or --retune for stt_dir's own head")
         ckpt = torch.load(run / "checkpoint.pt", weights_only=False)
-        _check_run(ckpt, encoder_fingerprint(model), "checkpoint's head")
+        _check_run(ckpt, fingerprint, "checkpoint's head")
         model.turn.load_state_dict(ckpt["head"])
         meta = {**meta, "turn_head_step": str(ckpt["step"])}
     _, held_back = load_conversations(cfg)
     if not held_back:
         raise SystemExit("no held-back conversations in the sources to choose the thresholds on")
-    outputs = encoder_outputs(model, held_back, run, False)
+    outputs = encoder_outputs(model, fingerprint, held_back, run, False)
     thresholds = head_thresholds(head_curve(model.turn, held_back, outputs), cfg.max_false_cutoff)
     lm_path = Path(cfg.stt_dir) / LM_FILE
     lm = WordLM.load(lm_path) if lm_path.exists() else None
