@@ -33,8 +33,8 @@ def main() -> None:
         "--gates",
         nargs="*",
         default=[],
-        help="the tracker's sentence-end tiers: MIN,UNSURE,UNFINISHED_MIN,UNFINISHED (its constants, in that "
-        "order), or MIN,UNFINISHED for one tier",
+        help="the tracker's sentence-end tiers: MIN,UNSURE,UNFINISHED_MIN,UNFINISHED (`SentenceEndTiers`, in "
+        "that order), or MIN,UNFINISHED for one tier",
     )
     parser.add_argument("--by-pause", action="store_true", help="ends found per length of the silence after them")
     parser.add_argument("--out", type=Path, help="write the results here (JSON)")
@@ -43,8 +43,8 @@ def main() -> None:
 
     from sonare.data.manifest import load_record_audio, split_records
     from sonare.eval.turns import END_OF_TURN, Pause, TurnOutcomes, score_fires, summarize
-    from sonare.stt import turns
     from sonare.stt.evaluation import SonareTurnDetector
+    from sonare.stt.turns import DEFAULT_TIERS, SentenceEndTiers
     from sonare.train.common import is_held_back
     from sonare.train.stt import STTTrainConfig
 
@@ -63,22 +63,19 @@ def main() -> None:
                 conversations.append((pauses, *detector.outputs(audio, rate), len(audio) / rate))
     print(f"{len(conversations)} conversations ({'held back' if args.held_back else 'held out'})")
 
-    settings = [("head alone", None)] + [(f"words {g}", tuple(float(x) for x in g.split(","))) for g in args.gates]
+    def tiers_of(gate: str) -> SentenceEndTiers:
+        values = [float(x) for x in gate.split(",")]
+        return SentenceEndTiers(*(values if len(values) == 4 else values * 2))
+
+    settings = [("head alone", None)] + [(f"words {g}", tiers_of(g)) for g in args.gates]
     results = []
     for threshold in args.thresholds:
-        for name, gate in settings:
-            if gate is not None:  # the tracker reads these module constants at each decision
-                tiers = gate if len(gate) == 4 else (gate[0], gate[1], gate[0], gate[1])
-                (
-                    turns.SENTENCE_END_MIN,
-                    turns.UNSURE_END_THRESHOLD,
-                    turns.UNFINISHED_SENTENCE_MIN,
-                    turns.UNFINISHED_END_THRESHOLD,
-                ) = tiers
+        for name, tiers in settings:
             pooled, ends = TurnOutcomes(), []
             for pauses, logp, probs, seconds in conversations:
-                decoder = detector.stt.new_decoder() if gate is not None else None
-                outcome = score_fires(pauses, detector.fires(probs, threshold, decoder, logp), seconds)
+                decoder = detector.stt.new_decoder() if tiers is not None else None
+                fires = detector.fires(probs, threshold, decoder, logp, tiers or DEFAULT_TIERS)
+                outcome = score_fires(pauses, fires, seconds)
                 pooled.extend(outcome)
                 silences = [p.end - p.start for p in pauses if p.kind == END_OF_TURN]
                 ends += list(zip(silences, outcome.end_latencies, strict=True))

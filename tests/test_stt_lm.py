@@ -11,7 +11,7 @@ from sonare.stt.beam import BeamDecoder, BeamSettings
 from sonare.stt.decode import GreedyDecoder
 from sonare.stt.lm import BOS, EOS, WordLM
 from sonare.stt.model import FRAME_SECONDS
-from sonare.stt.turns import SENTENCE_END_MIN
+from sonare.stt.turns import DEFAULT_TIERS
 from sonare.stt.vocab import ALPHABET, BLANK
 
 TEXT = ["the cat sat on the mat", "the cat ate", "a dog sat on the cat", "the mat was red"] * 3 + ["one more line"]
@@ -117,8 +117,8 @@ def test_the_sentence_end_probability_follows_the_words_heard(lm):
             decoder.push(row, k)
         return decoder.sentence_end_probability()
 
-    assert heard("the cat sat on the") < SENTENCE_END_MIN  # half a sentence: the tracker holds the turn
-    assert heard("the cat sat on the mat") > 4 * SENTENCE_END_MIN
+    assert heard("the cat sat on the") < DEFAULT_TIERS.sentence_end_min  # half a sentence: the tracker holds the turn
+    assert heard("the cat sat on the mat") > 4 * DEFAULT_TIERS.sentence_end_min
     # An unknown last word leaves only the chance of a sentence ending at all.
     assert heard("the zorb") == pytest.approx(math.exp(lm.log_prob("nope", "nope", EOS)))
 

@@ -6,7 +6,7 @@ import torch
 
 from sonare.stt.dataset import END_RAMP_SECONDS, turn_labels
 from sonare.stt.model import STTConfig, STTModel, frame_time
-from sonare.stt.turns import TurnTracker, turn_fires
+from sonare.stt.turns import TurnTracker, step_end, turn_fires
 from sonare.stt.vocab import BLANK, decode, encode, spoken_text
 
 SMALL = STTConfig(channels=8, d_model=32, n_layers=2, d_state=8, head_dim=16, dropout=0.0)
@@ -93,28 +93,23 @@ def test_tracker_events_follow_the_probabilities():
 
 
 def test_an_unfinished_sentence_holds_the_end_until_the_head_is_very_sure():
-    from sonare.stt.turns import (
-        SENTENCE_END_MIN,
-        UNFINISHED_END_THRESHOLD,
-        UNFINISHED_SENTENCE_MIN,
-        UNSURE_END_THRESHOLD,
-    )
+    from sonare.stt.turns import DEFAULT_TIERS as tiers
 
-    frames = [(0.0, 0.9)] * 3 + [(0.9, 0.1), (UNSURE_END_THRESHOLD, 0.1), (UNFINISHED_END_THRESHOLD, 0.1)]
+    frames = [(0.0, 0.9)] * 3 + [(0.9, 0.1), (tiers.unsure_end, 0.1), (tiers.unfinished_end, 0.1)]
     asked = []
 
     def unfinished() -> float:  # "... and": the language model sees no sentence end
         asked.append(True)
-        return UNFINISHED_SENTENCE_MIN / 2
+        return tiers.unfinished_min / 2
 
     held = TurnTracker(eager_threshold=0.5, end_threshold=0.8)
     assert [held.push(e, s, unfinished) for e, s in frames] == [None, "start", None, "eager_end", None, "end"]
     assert len(asked) == 2  # asked only when the head alone would have ended the turn
     finished = TurnTracker(eager_threshold=0.5, end_threshold=0.8)
-    assert [finished.push(e, s, lambda: SENTENCE_END_MIN) for e, s in frames][3] == "end"
+    assert [finished.push(e, s, lambda: tiers.sentence_end_min) for e, s in frames][3] == "end"
     # Words that may end a sentence (an unknown last word, a digit): the head must be surer, not very sure.
     unsure = TurnTracker(eager_threshold=0.5, end_threshold=0.8)
-    assert [unsure.push(e, s, lambda: UNFINISHED_SENTENCE_MIN) for e, s in frames][3:5] == ["eager_end", "end"]
+    assert [unsure.push(e, s, lambda: tiers.unfinished_min) for e, s in frames][3:5] == ["eager_end", "end"]
 
 
 def test_client_settings_move_the_tracker_thresholds_in_the_api_direction():
@@ -138,5 +133,22 @@ def test_client_settings_move_the_tracker_thresholds_in_the_api_direction():
 
 def test_turn_fires_at_each_end():
     probs = np.array([[0.0, 0.9]] * 3 + [[0.95, 0.0]] + [[0.0, 0.9]] * 3 + [[0.95, 0.0]])
-    assert turn_fires(probs, 0.5, 0.8) == [frame_time(3), frame_time(7)]
-    assert turn_fires(probs, 0.99, 0.99) == []
+    assert turn_fires(probs, 0.5, 0.8, step_seconds=0) == [frame_time(3), frame_time(7)]
+    assert turn_fires(probs, 0.99, 0.99, step_seconds=0) == []
+    # A live client hears each end at the end of the step that heard its frame (0.175 s and 0.335 s).
+    assert turn_fires(probs, 0.5, 0.8, step_seconds=0.08) == pytest.approx([0.24, 0.40])
+    assert [step_end(t, 0.08) for t in (0.04, 0.08, 0.0808, 0.2)] == pytest.approx([0.08, 0.08, 0.16, 0.24])
+
+
+def test_a_stricter_tier_holds_an_end_the_default_tiers_let_through():
+    from sonare.stt.turns import DEFAULT_TIERS, SentenceEndTiers
+
+    tracker = TurnTracker(eager_threshold=0.5, end_threshold=0.8)
+    strict = TurnTracker(eager_threshold=0.5, end_threshold=0.8, tiers=SentenceEndTiers(sentence_end_min=0.5))
+    frames = [(0.0, 0.9)] * 3 + [(0.9, 0.1)]
+
+    def words() -> float:  # as likely to end a sentence as the default tiers need
+        return DEFAULT_TIERS.sentence_end_min
+
+    assert [tracker.push(e, s, words) for e, s in frames][-1] == "end"
+    assert [strict.push(e, s, words) for e, s in frames][-1] == "eager_end"

@@ -11,7 +11,7 @@ import torch
 from sonare.audio.features import SAMPLE_RATE, log_mel
 from sonare.audio.resample import resample
 from sonare.stt.model import SUBSAMPLING
-from sonare.stt.turns import THRESHOLDS, turn_fires
+from sonare.stt.turns import DEFAULT_TIERS, THRESHOLDS, SentenceEndTiers, turn_fires
 
 if TYPE_CHECKING:
     from sonare.stt.beam import BeamDecoder
@@ -54,11 +54,16 @@ class SonareTurnDetector:
         return torch.log_softmax(ctc[0], -1).numpy(), torch.sigmoid(turn[0]).numpy()
 
     def fires(
-        self, probs: np.ndarray, threshold: float, decoder: GreedyDecoder | BeamDecoder | None, logp: np.ndarray
+        self,
+        probs: np.ndarray,
+        threshold: float,
+        decoder: GreedyDecoder | BeamDecoder | None,
+        logp: np.ndarray,
+        tiers: SentenceEndTiers = DEFAULT_TIERS,
     ) -> list[float]:
-        """When a live client hears of each end of turn the tracker decides at `threshold` (`turn_fires`): at the
-        end of the step that heard the frame, so the audio a stream gathers for a step counts in the latency."""
-        return [self.stt.delivered(t) for t in turn_fires(probs, threshold, threshold, decoder, logp)]
+        """When a live client of this recogniser's step hears of each end of turn the tracker decides at
+        `threshold` (`turn_fires`)."""
+        return turn_fires(probs, threshold, threshold, decoder, logp, step_seconds=self.stt.step_seconds, tiers=tiers)
 
     def detect(self, audio: np.ndarray, sample_rate: int) -> dict[float, list[float]]:
         logp, probs = self.outputs(audio, sample_rate)

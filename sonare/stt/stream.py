@@ -21,7 +21,6 @@ only audio not yet encoded and the words of the current, unfinished segment.
 from __future__ import annotations
 
 import collections
-import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -212,14 +211,6 @@ class STTStreamingModel:
         """A stream's decoder: the beam search with the word language model, or greedy without one."""
         seconds = self.model.cfg.ctc_frame_seconds
         return BeamDecoder(self.lm, self.beam, seconds) if self.lm is not None else GreedyDecoder(seconds)
-
-    def delivered(self, t: float) -> float:
-        """When a live client hears of what the model decided at audio time `t` (seconds): at the end of the step
-        that heard it, for a client whose chunks divide a step (evaluations replay the model's outputs offline); at
-        once with no gathering (step 0: every chunk heard as it comes)."""
-        if self.step_seconds == 0:
-            return t
-        return math.ceil(round(t / self.step_seconds, 6)) * self.step_seconds
 
     # -- one batched step --------------------------------------------------------------------------------
 

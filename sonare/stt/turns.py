@@ -15,6 +15,7 @@ start of a stream or mid-stream.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -33,18 +34,33 @@ START_FRAMES = 2  # 80 ms of speech
 EAGER_THRESHOLD = 0.5
 END_THRESHOLD = 0.8
 MAX_SILENCE_SECONDS = 4.0
-# Chosen on held-back training conversations (docs/benchmarks.md, STT): the smallest sentence-end probability
-# that kept every pause to think there (session 22), and how sure the head must be below it (the tier that
-# detected the most ends within the budget on pauses to think: session 27, with session 28's 80 ms steps).
-SENTENCE_END_MIN = 0.1
-UNSURE_END_THRESHOLD = 0.975
-UNFINISHED_SENTENCE_MIN = 0.03
-UNFINISHED_END_THRESHOLD = 0.99
 # End thresholds an evaluation sweeps: each is one operating point on the false cut-off / latency curve. The
 # head is often very sure of itself on hold pauses, so the sweep goes on in finer steps close to 1.
 THRESHOLDS = tuple(round(float(t), 2) for t in np.arange(0.3, 0.99, 0.05)) + (0.97, 0.98, 0.99, 0.995, 0.998)
 
 Kind = Literal["start", "eager_end", "resume", "end"]
+
+
+@dataclass(frozen=True)
+class SentenceEndTiers:
+    """How sure the head must be to end a turn, by how likely the words so far end a sentence. The defaults were
+    chosen on held-back training conversations (docs/benchmarks.md, STT): the smallest sentence-end probability
+    that kept every pause to think there (session 22), and how sure the head must be below it (the tier that
+    detected the most ends within the budget on pauses to think: session 27, with session 28's 80 ms steps)."""
+
+    sentence_end_min: float = 0.1
+    unsure_end: float = 0.975
+    unfinished_min: float = 0.03
+    unfinished_end: float = 0.99
+
+    def needed(self, sentence_end: float) -> float:
+        """How sure the head must be on words this likely to end a sentence (over the end threshold)."""
+        if sentence_end >= self.sentence_end_min:
+            return 0.0
+        return self.unsure_end if sentence_end >= self.unfinished_min else self.unfinished_end
+
+
+DEFAULT_TIERS = SentenceEndTiers()
 
 
 @dataclass
@@ -53,6 +69,7 @@ class TurnTracker:
     end_threshold: float = END_THRESHOLD
     speech_threshold: float = SPEECH_THRESHOLD
     max_silence_s: float = MAX_SILENCE_SECONDS
+    tiers: SentenceEndTiers = DEFAULT_TIERS
     in_turn: bool = False
     eager: bool = False
     speech_run: int = 0
@@ -70,7 +87,7 @@ class TurnTracker:
                 return "start"
             return None
         ending = p_end >= self.end_threshold and (
-            p_end >= UNFINISHED_END_THRESHOLD or sentence_end is None or p_end >= _needed(sentence_end())
+            p_end >= self.tiers.unfinished_end or sentence_end is None or p_end >= self.tiers.needed(sentence_end())
         )
         if ending or self.silence_run * FRAME_SECONDS >= self.max_silence_s:
             self.in_turn = self.eager = False
@@ -100,11 +117,13 @@ class TurnTracker:
         return was
 
 
-def _needed(sentence_end: float) -> float:
-    """How sure the head must be to end a turn on words this likely to end a sentence (over the end threshold)."""
-    if sentence_end >= SENTENCE_END_MIN:
-        return 0.0
-    return UNSURE_END_THRESHOLD if sentence_end >= UNFINISHED_SENTENCE_MIN else UNFINISHED_END_THRESHOLD
+def step_end(t: float, step_seconds: float) -> float:
+    """When a live client hears of what the model decided at audio time `t` (seconds): at the end of the step that
+    heard it, for a client whose chunks divide a step (evaluations replay the model's outputs offline); at once
+    with no gathering (step 0: every chunk heard as it comes)."""
+    if step_seconds == 0:
+        return t
+    return math.ceil(round(t / step_seconds, 6)) * step_seconds
 
 
 def hear_frame(
@@ -130,11 +149,15 @@ def turn_fires(
     end_threshold: float,
     decoder: GreedyDecoder | BeamDecoder | None = None,
     logp: np.ndarray | None = None,
+    *,
+    step_seconds: float,
+    tiers: SentenceEndTiers = DEFAULT_TIERS,
 ) -> list[float]:
-    """Times (seconds) a tracker ends turns, fed one recording's per-frame sigmoid turn outputs (L, 2) and, with a
-    decoder, its CTC log-probabilities (L·R, V) frame by frame as a stream is (`hear_frame`; a segment closes at
-    each end), so that the words weigh in."""
-    tracker = TurnTracker(eager_threshold, end_threshold)
+    """Times (seconds) a live client hears of each end of turn a tracker decides, fed one recording's per-frame
+    sigmoid turn outputs (L, 2) and, with a decoder, its CTC log-probabilities (L·R, V) frame by frame as a stream
+    is (`hear_frame`; a segment closes at each end), so that the words weigh in. Each end arrives at the end of
+    the stream's step of `step_seconds` that heard its frame (`step_end`), so gathering counts in the latency."""
+    tracker = TurnTracker(eager_threshold, end_threshold, tiers=tiers)
     per = len(logp) // len(probs) if decoder is not None and len(probs) else 0
     fires = []
     for k, p in enumerate(probs):
@@ -143,7 +166,7 @@ def turn_fires(
         else:
             kind = hear_frame(decoder, tracker, logp[k * per : (k + 1) * per], p, k)
         if kind == "end":
-            fires.append(frame_time(k))
+            fires.append(step_end(frame_time(k), step_seconds))
             if decoder is not None:
                 decoder.take_segment()
     return fires

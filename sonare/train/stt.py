@@ -503,8 +503,10 @@ def greedy_text(logp: np.ndarray, frame_seconds: float) -> str:
 def turn_curve(items: list[Utterance], outputs, new_decoder: Callable[[], BeamDecoder] | None = None) -> dict:
     """Turn metrics per end threshold, scored by the independent turn evaluator: the head alone, or with
     `new_decoder` the words weighing in as they do in a stream (a fresh decoder per conversation; the language
-    model is trained after the acoustic model, so this recipe's own validation has only the head)."""
+    model is trained after the acoustic model, so this recipe's own validation has only the head). Each end is
+    heard at the end of the shipped live step that heard it, as `sonare eval turns` hears it."""
     from sonare.eval.turns import Pause, TurnOutcomes, score_fires, summarize
+    from sonare.stt.stream import STEP_SECONDS
     from sonare.stt.turns import THRESHOLDS, turn_fires
 
     curve = {}
@@ -512,7 +514,7 @@ def turn_curve(items: list[Utterance], outputs, new_decoder: Callable[[], BeamDe
         pooled = TurnOutcomes()
         for u, (logp, probs) in zip(items, outputs, strict=True):
             decoder = new_decoder() if new_decoder is not None else None
-            fires = turn_fires(probs, min(threshold, 0.5), threshold, decoder, logp)
+            fires = turn_fires(probs, min(threshold, 0.5), threshold, decoder, logp, step_seconds=STEP_SECONDS)
             seconds = len(u.mel) * 0.01
             pooled.extend(score_fires([Pause.from_dict(p) for p in u.pauses], fires, seconds))
         curve[threshold] = summarize(pooled)
