@@ -4,10 +4,10 @@ A turn starts when speech (speech probability >= the speech threshold) has been 
 in a row. Inside a turn the end-of-turn probability is compared with two thresholds: crossing the lower one
 gives an eager end (a client may start preparing its reply), the higher one ends the turn. Speech after an eager
 end, before the end, resumes the turn. The words weigh in too, through a language model's probability that the
-words so far end a sentence: under SENTENCE_END_MIN the head must be surer than UNSURE_END_THRESHOLD (the last
-word is one the model does not know, a name or letters still being spelled, or a digit of a number that may go
-on), and under UNFINISHED_SENTENCE_MIN surer than UNFINISHED_END_THRESHOLD (after "and", "the", a filler), since
-a speaker who stops mid-sentence is most likely thinking. A silence longer than the maximum (MAX_SILENCE_SECONDS
+words so far end a sentence (`SentenceEndTiers`): under `sentence_end_min` the head must be surer than
+`unsure_end` (the last word is one the model does not know, a name or letters still being spelled, or a digit of
+a number that may go on), and under `unfinished_min` surer than `unfinished_end` (after "and", "the", a filler),
+since a speaker who stops mid-sentence is most likely thinking. A silence longer than the maximum (MAX_SILENCE_SECONDS
 unless a client sets it) ends a turn whatever the head says, so a stream never stays in a turn forever on a
 low-confidence pause. A client's settings (`TurnSettings`) replace the thresholds and the maximum silence, at the
 start of a stream or mid-stream.
