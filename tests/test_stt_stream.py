@@ -210,8 +210,8 @@ def test_batched_streams_match_single_streams(recognizer, speech):
 
 
 def test_a_live_stream_gathers_a_steps_audio_and_a_finalize_hears_it_at_once(recognizer, speech):
-    """20 ms chunks are heard a step's worth at a time (one step's fixed cost per STEP_SECONDS), and a client hears
-    of a decision at the end of the step that heard it; a Finalize does not wait for the rest of a step."""
+    """20 ms chunks are heard a step's worth at a time (one step's fixed cost per STEP_SECONDS); a Finalize does not
+    wait for the rest of a step. (When a client hears of a decision: `step_end`, tests/test_stt_model.py.)"""
     from sonare.stt.model import SUBSAMPLING
     from sonare.stt.stream import STEP_SECONDS
 
