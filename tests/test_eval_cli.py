@@ -84,6 +84,17 @@ def test_eval_turns_writes_the_curve_and_the_best_setting(corpus, tmp_path, caps
     assert results["best"]["pauses to think (mid-sentence holds)"] == best  # the only hold is mid-sentence
 
 
+def test_eval_turns_pools_several_manifests(corpus, tmp_path):
+    once, twice = tmp_path / "once.json", tmp_path / "twice.json"
+    assert main(["eval", "turns", "--manifest", str(corpus), "--out", str(once), "--quiet"]) == 0
+    assert main(["eval", "turns", "--manifest", str(corpus), str(corpus), "--out", str(twice), "--quiet"]) == 0
+    one, two = json.loads(once.read_text()), json.loads(twice.read_text())
+    assert two["conversations"] == 2 * one["conversations"]
+    for a, b in zip(one["curve"], two["curve"], strict=True):
+        assert (b["holds"], b["ends"], b["false_cutoffs"]) == (2 * a["holds"], 2 * a["ends"], 2 * a["false_cutoffs"])
+        assert b["false_cutoff_rate"] == a["false_cutoff_rate"]
+
+
 def test_eval_clone_from_a_manifest_separates_the_two_voices(corpus, tmp_path):
     out = tmp_path / "clone.json"
     assert main(["eval", "clone", "--manifest", str(corpus), "--out", str(out)]) == 0

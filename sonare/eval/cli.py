@@ -55,7 +55,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stt.set_defaults(handler=_run_stt)
 
     turns = sub.add_parser("turns", help="end-of-turn detection: false cut-offs, latency, misses")
-    turns.add_argument("--manifest", type=Path, required=True, help="manifest with conversation records")
+    turns.add_argument(
+        "--manifest",
+        type=Path,
+        nargs="+",
+        required=True,
+        help="manifests with conversation records (several: scored as one pooled set)",
+    )
     turns.add_argument("--split", default="heldout")
     turns.add_argument("--detector", choices=list(TURN_DETECTORS), default="vad-timer")
     turns.add_argument("--max-false-cutoff", type=float, default=0.05, help="false cut-off budget")
@@ -212,14 +218,16 @@ def _run_turns(args: argparse.Namespace) -> int:
         thinking_pause_cutoff_rate,
     )
 
-    records = [r for r in split_records(args.manifest, args.split) if "pauses" in r][: args.limit]
+    records = [
+        (manifest, r) for manifest in args.manifest for r in split_records(manifest, args.split) if "pauses" in r
+    ][: args.limit]
     if not records:
-        raise SystemExit(f"no '{args.split}' conversation records in {args.manifest}")
+        raise SystemExit(f"no '{args.split}' conversation records in {', '.join(map(str, args.manifest))}")
     detector = load_turn_detector(args.detector)
 
     def conversations():
-        for record in records:
-            audio, rate = load_record_audio(args.manifest, record)
+        for manifest, record in records:
+            audio, rate = load_record_audio(manifest, record)
             yield audio, rate, [Pause.from_dict(p) for p in record["pauses"]]
 
     curve = evaluate_detector(detector, conversations())
