@@ -77,12 +77,11 @@ class STTSession:
         decoder: GreedyDecoder | BeamDecoder,
         eager_threshold: float,
         end_threshold: float,
-        step_seconds: float = STEP_SECONDS,
+        step_seconds: float,
     ):
         self.options = options
         self.step_samples = max(1, round(options.sample_rate * step_seconds))
         self.unheard: list[np.ndarray] = []  # client audio gathered for the next step, at the client's rate
-        self.n_unheard = 0
         self.resampler = StreamingResampler(options.sample_rate, SAMPLE_RATE)
         self.features = StreamingLogMel()
         self.queued: collections.deque[np.ndarray] = collections.deque()  # log-mel frames not yet encoded
@@ -107,8 +106,7 @@ class STTSession:
             if samples.ndim != 1:
                 raise ValueError("audio must be mono")
             self.unheard.append(samples)
-            self.n_unheard += len(samples)
-            if self.n_unheard >= self.step_samples:
+            if sum(map(len, self.unheard)) >= self.step_samples:
                 self._hear_gathered()
         elif isinstance(item, TurnConfig):
             self.turns.configure(item.settings)
@@ -126,7 +124,6 @@ class STTSession:
         if self.unheard:
             samples = np.concatenate(self.unheard)
             self.unheard.clear()
-            self.n_unheard = 0
             self._hear(self.resampler.process(samples))
 
     def _hear(self, samples: np.ndarray) -> None:
