@@ -65,6 +65,12 @@ class ServerConfig:
     default_voice: str | None = None
     retry_after_s: int = 1
 
+    def model_options(self, kind: str) -> dict[str, Any]:
+        """Keyword arguments this configuration adds to model kind `kind`'s `load_default`."""
+        if kind == "stt" and self.stt_step_ms is not None:
+            return {"step_seconds": self.stt_step_ms / 1000}
+        return {}
+
     def validate(self) -> None:
         if not 0 < self.port < 65536:
             raise ConfigError(f"port must be 1-65535, not {self.port}")

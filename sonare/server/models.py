@@ -1,9 +1,9 @@
 """Which models the server runs and where they come from.
 
-A model kind ("tts", "stt") is provided by a module exposing `load_default(model_dir=None)`, which
-returns a `StreamingModel` (the STT module's also takes `step_seconds`, the audio a live stream gathers a
-step, where the configuration sets it); the TTS module also exposes `builtin_voices(model_dir=None)`, a list of
-dicts {id, name, description, gender, language, embedding}. The modules are imported lazily and a missing
+A model kind ("tts", "stt") is provided by a module exposing `load_default(model_dir=None, **options)`, which
+returns a `StreamingModel`; the options are those the configuration sets for its kind (`ServerConfig.model_options`).
+The TTS module also exposes `builtin_voices(model_dir=None)`, a list of dicts {id, name, description, gender,
+language, embedding}. The modules are imported lazily and a missing
 one (not installed yet, no weights) is logged and skipped: its routes answer 503 and the rest serve.
 """
 
@@ -40,9 +40,7 @@ def load_models(config: ServerConfig) -> LoadedModels:
             module = importlib.import_module(module_name)
             model_dir = _model_dir(config.model_dir, kind)
             where = {} if model_dir is None else {"model_dir": model_dir}
-            step = config.stt_step_ms if kind == "stt" else None
-            settings = {} if step is None else {"step_seconds": step / 1000}
-            model = module.load_default(**where, **settings)
+            model = module.load_default(**where, **config.model_options(kind))
             if kind == "tts":
                 loaded.builtin_voices = list(module.builtin_voices(**where))
         except (ImportError, AttributeError, FileNotFoundError, OSError) as exc:
