@@ -36,6 +36,7 @@ from sonare.recipe import read_recipe
 from sonare.stt.dataset import Utterance, load_source
 from sonare.stt.model import SUBSAMPLING, TURN_END, TURN_SPEECH, STTConfig, STTModel
 from sonare.train.common import (
+    RECIPE_MAX_FALSE_CUTOFF,
     WeightAverage,
     chosen_threshold,
     is_held_back,
@@ -97,7 +98,7 @@ class STTTrainConfig:
     val_limit: int = 200  # utterances per validation set
     val_every: int = 500
     checkpoint_minutes: float = 5.0
-    max_false_cutoff: float = 0.05
+    max_false_cutoff: float = RECIPE_MAX_FALSE_CUTOFF
     threads: int = 1
     seed: int = 0
     device: str = "cpu"  # where the training steps and validation passes run ("cuda" on a GPU)
