@@ -3,8 +3,8 @@
 A model kind ("tts", "stt") is provided by a module exposing `load_default(model_dir=None, **options)`, which
 returns a `StreamingModel`; the options are those the configuration sets for its kind (`ServerConfig.model_options`).
 The TTS module also exposes `builtin_voices(model_dir=None)`, a list of dicts {id, name, description, gender,
-language, embedding}. The modules are imported lazily and a missing
-one (not installed yet, no weights) is logged and skipped: its routes answer 503 and the rest serve.
+language, embedding}. The modules are imported lazily and a missing one (not installed yet, no weights) is logged
+and skipped: its routes answer 503 and the rest serve.
 """
 
 from __future__ import annotations
