@@ -84,6 +84,17 @@ def test_eval_turns_writes_the_curve_and_the_best_setting(corpus, tmp_path, caps
     assert results["best"]["pauses to think (mid-sentence holds)"] == best  # the only hold is mid-sentence
 
 
+def test_eval_turns_hears_the_conversations_as_a_phone_call(corpus, tmp_path, capsys):
+    out = tmp_path / "phone.json"
+    assert main(["eval", "turns", "--manifest", str(corpus), "--phone", "mulaw", "--out", str(out), "--quiet"]) == 0
+    assert "vad-timer (phone, mulaw): 1 conversations" in capsys.readouterr().out
+    results = json.loads(out.read_text())
+    assert results["settings"]["phone"] == "mulaw"
+    # Band-limited to 300-3400 Hz at 8 kHz through G.711, the speech still reads as speech and pauses as silence.
+    best = results["best"]["all holds"]
+    assert best["false_cutoffs"] == 0 and best["misses"] == 0 and best["latency_p50"] < 1.4
+
+
 def test_eval_turns_pools_several_manifests(corpus, tmp_path):
     once, twice = tmp_path / "once.json", tmp_path / "twice.json"
     assert main(["eval", "turns", "--manifest", str(corpus), "--out", str(once), "--quiet"]) == 0

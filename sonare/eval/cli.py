@@ -66,6 +66,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     turns.add_argument("--detector", choices=list(TURN_DETECTORS), default="vad-timer")
     turns.add_argument("--max-false-cutoff", type=float, default=0.05, help="false cut-off budget")
     turns.add_argument("--limit", type=int, help="evaluate this many conversations")
+    turns.add_argument(
+        "--phone", choices=["mulaw", "alaw"], help="hear the conversations as a phone call: 8 kHz, this G.711 codec"
+    )
     _add_common_options(turns)
     turns.set_defaults(handler=_run_turns)
 
@@ -210,6 +213,7 @@ def _run_turns(args: argparse.Namespace) -> int:
     from sonare.data.manifest import load_record_audio, split_records
     from sonare.eval.latency import format_table
     from sonare.eval.registry import load_turn_detector
+    from sonare.eval.stt_eval import clean, phone
     from sonare.eval.turns import (
         Pause,
         all_holds_cutoff_rate,
@@ -224,10 +228,11 @@ def _run_turns(args: argparse.Namespace) -> int:
     if not records:
         raise SystemExit(f"no '{args.split}' conversation records in {', '.join(map(str, args.manifest))}")
     detector = load_turn_detector(args.detector)
+    heard = phone(args.phone) if args.phone else clean
 
     def conversations():
-        for manifest, record in records:
-            audio, rate = load_record_audio(manifest, record)
+        for index, (manifest, record) in enumerate(records):
+            audio, rate = heard(*load_record_audio(manifest, record), index)
             yield audio, rate, [Pause.from_dict(p) for p in record["pauses"]]
 
     curve = evaluate_detector(detector, conversations())
@@ -244,7 +249,8 @@ def _run_turns(args: argparse.Namespace) -> int:
     ]
     first = next(iter(curve.values()))
     heading = (
-        f"{args.detector}: {len(records)} conversations, {first.holds} holds ({first.mid_sentence_holds} mid-sentence,"
+        f"{args.detector}{f' (phone, {args.phone})' if args.phone else ''}: {len(records)} conversations, "
+        f"{first.holds} holds ({first.mid_sentence_holds} mid-sentence,"
         f" {first.after_sentence_holds} after a complete sentence), {first.ends} ends"
     )
     budgets = {"all holds": all_holds_cutoff_rate}
