@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 from eval_clips import spoken_conversation
 
@@ -84,9 +85,29 @@ def test_eval_turns_writes_the_curve_and_the_best_setting(corpus, tmp_path, caps
     assert results["best"]["pauses to think (mid-sentence holds)"] == best  # the only hold is mid-sentence
 
 
-def test_eval_turns_hears_the_conversations_as_a_phone_call(corpus, tmp_path, capsys):
+def test_eval_turns_hears_the_conversations_as_a_phone_call(corpus, tmp_path, capsys, monkeypatch):
+    from sonare.eval import registry
+
+    heard = []  # (rate, highest frequency with energy) of what the detector is given
+    load = registry.load_turn_detector
+
+    def recording(name):
+        detector = load(name)
+        detect = detector.detect
+
+        def spy(audio, rate):
+            spectrum = np.abs(np.fft.rfft(audio))
+            heard.append((rate, np.fft.rfftfreq(len(audio), 1 / rate)[spectrum > spectrum.max() * 1e-3].max()))
+            return detect(audio, rate)
+
+        detector.detect = spy
+        return detector
+
+    monkeypatch.setattr(registry, "load_turn_detector", recording)
     out = tmp_path / "phone.json"
     assert main(["eval", "turns", "--manifest", str(corpus), "--phone", "mulaw", "--out", str(out), "--quiet"]) == 0
+    [(rate, top)] = heard
+    assert rate == 8000 and top < 4000  # a phone line's audio, not the 22 kHz teacher recording
     assert "vad-timer (phone, mulaw): 1 conversations" in capsys.readouterr().out
     results = json.loads(out.read_text())
     assert results["settings"]["phone"] == "mulaw"

@@ -45,9 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stt.add_argument("--snr", type=float, help="also evaluate with noise added at this SNR (dB)")
     stt.add_argument("--noise", default="babble", help="noise kind for --snr (see sonare.data.augment)")
     stt.add_argument("--seed", type=int, default=0, help="seed for clip selection and noise")
-    stt.add_argument(
-        "--phone", choices=["mulaw", "alaw"], help="also evaluate the clips as a phone call: 8 kHz, this G.711 codec"
-    )
+    _add_phone_option(stt, "also evaluate the clips as a phone call")
     stt.add_argument("--reverb", type=float, metavar="RT60", help="also evaluate in a reverberant room (RT60, s)")
     stt.add_argument("--drr", type=float, default=3.0, help="direct-to-reverberant ratio for --reverb (dB)")
     _add_asr_options(stt)
@@ -66,9 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     turns.add_argument("--detector", choices=list(TURN_DETECTORS), default="vad-timer")
     turns.add_argument("--max-false-cutoff", type=float, default=0.05, help="false cut-off budget")
     turns.add_argument("--limit", type=int, help="evaluate this many conversations")
-    turns.add_argument(
-        "--phone", choices=["mulaw", "alaw"], help="hear the conversations as a phone call: 8 kHz, this G.711 codec"
-    )
+    _add_phone_option(turns, "hear the conversations as a phone call")
     _add_common_options(turns)
     turns.set_defaults(handler=_run_turns)
 
@@ -93,6 +89,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _print_help(parser: argparse.ArgumentParser) -> int:
     parser.print_help()
     return 2
+
+
+def _add_phone_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--phone CODEC`: the audio as a telephone call delivers it (`sonare.eval.stt_eval.phone`)."""
+    parser.add_argument("--phone", choices=["mulaw", "alaw"], help=f"{what}: 8 kHz, this G.711 codec")
 
 
 def _add_asr_options(parser: argparse.ArgumentParser) -> None:
