@@ -124,3 +124,31 @@ def test_recipe_trains_resumes_and_exports_only_a_refiner_that_beats_the_vocoder
     assert isinstance(model.vocoder, RefinedVocoder) and model.vocoder.refiner.config()["points"] == 8
     audio, _ = model.synthesize("Hello world.", SynthesisOptions(VoiceSpec(id=model.default_voice)))
     assert len(audio) > 0.3 * model.sample_rate and np.isfinite(audio).all()
+
+
+def test_recipe_stops_validated_and_saved_when_its_minutes_are_up(fixture_corpus, tmp_path):
+    from sonare.data.manifest import read_manifest
+    from sonare.train.refiner import RefinerTrainConfig, train
+
+    manifest = fixture_corpus / "manifest.jsonl"
+    speaker = next(r["speaker"] for r in read_manifest(manifest) if r["split"] == "train" and "tts" in r["tasks"])
+    cfg = RefinerTrainConfig(
+        manifests=[str(manifest)],
+        frames_dir=str(tmp_path / "frames"),
+        run_dir=str(tmp_path / "run"),
+        speaker=speaker,
+        val_clips=1,
+        model={"dim": 16, "layers": 1, "kernel": 3, "points": 8},
+        batch=2,
+        segment_frames=12,
+        warm_frames=4,
+        steps=1000,
+        val_every=500,
+        max_minutes=0.0,  # already over after the first step
+        threads=1,
+    )
+    best = train(cfg, progress=False)
+    log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in log if "val_dnsmos" in r] == [1]
+    assert torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["step"] == 1
+    assert torch.load(best, weights_only=False)["step"] == 1

@@ -61,6 +61,9 @@ class RefinerTrainConfig:
     feature_weight: float = 2.0
     val_every: int = 500
     checkpoint_minutes: float = 4.0
+    # Stop early, validated and saved, after this many minutes in the loop: a leased GPU's time is fixed, and a
+    # run cut off by its lease loses everything since the last checkpoint.
+    max_minutes: float | None = None
     threads: int = 2
     seed: int = 0
     device: str = "cpu"  # where the refiner and discriminators train ("cuda" on a GPU)
@@ -159,15 +162,16 @@ def sample_batch(clips: list[Clip], cfg: RefinerTrainConfig, rng: random.Random)
 def render(
     refiner: VocoderRefiner, vocoder: HarmonicNoiseVocoder, frames: Tensor, generator: torch.Generator
 ) -> Tensor:
-    """Frames (B, F, FRAME_DIM) on the CPU through the vocoder there (random starting phase) and the refiner on its
-    device -> (B, F·HOP) on that device."""
+    """Frames (B, F, FRAME_DIM) through the vocoder (random starting phase) and the refiner, both on the refiner's
+    device -> (B, F·HOP) there."""
+    device = refiner.window.device
+    frames = frames.to(device)
     state = vocoder.new_state(frames.shape[0])
     phase = torch.rand(frames.shape[0], 1, generator=generator) * 2 * torch.pi
-    state = BatchState({**dict(state.items()), "phase": phase})
+    state = BatchState({**dict(state.items()), "phase": phase.to(device)})
     with torch.no_grad():
         pcm, _ = vocoder.run(frames, state)
-    device = refiner.window.device
-    refined, _ = refiner(frames.to(device), pcm.to(device), refiner.new_state(frames.shape[0]))
+    refined, _ = refiner(frames, pcm, refiner.new_state(frames.shape[0]))
     return refined
 
 
@@ -289,11 +293,10 @@ def validate(refiner: VocoderRefiner, vocoder: HarmonicNoiseVocoder, clips: list
     scores: dict[str, list[float]] = {"refined": [], "vocoder": []}
     with torch.no_grad():
         for clip in clips:
-            frames = torch.from_numpy(clip.frames)[None]
+            frames = torch.from_numpy(clip.frames)[None].to(refiner.window.device)
             pcm, _ = vocoder.run(frames, vocoder.new_state(1))
-            device = refiner.window.device
-            refined, _ = refiner(frames.to(device), pcm.to(device), refiner.new_state(1))
-            scores["vocoder"].append(dnsmos(pcm[0].numpy(), SAMPLE_RATE).ovrl)
+            refined, _ = refiner(frames, pcm, refiner.new_state(1))
+            scores["vocoder"].append(dnsmos(pcm[0].cpu().numpy(), SAMPLE_RATE).ovrl)
             scores["refined"].append(dnsmos(refined[0].cpu().numpy(), SAMPLE_RATE).ovrl)
     refiner.train()
     return {k: round(float(np.mean(v)), 4) for k, v in scores.items()}
@@ -311,7 +314,7 @@ def train(cfg: RefinerTrainConfig, progress: bool = True) -> Path:
 
     torch.manual_seed(cfg.seed)
     refiner, discriminators, mel_loss = VocoderRefiner(**cfg.model), Discriminators(), MultiResolutionMel()
-    vocoder = HarmonicNoiseVocoder()  # stays on the CPU: it has no weights, and renders under no_grad
+    vocoder = HarmonicNoiseVocoder().to(cfg.device)  # no weights: it renders the refiner's input under no_grad
     for module in (refiner, discriminators, mel_loss):
         module.to(cfg.device)
     opt_g = torch.optim.AdamW(refiner.parameters(), lr=cfg.lr, betas=(0.8, 0.99))
@@ -348,7 +351,7 @@ def train(cfg: RefinerTrainConfig, progress: bool = True) -> Path:
     generator = torch.Generator().manual_seed(cfg.seed + step)
     log = open(run / "log.jsonl", "a")  # noqa: SIM115 - appended to for the whole run
     bar = tqdm(total=cfg.steps, initial=step, desc="refiner", disable=not progress)
-    last_save = time.time()
+    started = last_save = time.time()
     while step < cfg.steps:
         frames, real = sample_batch(train_clips, cfg, rng)
         real = real.to(cfg.device)
@@ -375,7 +378,8 @@ def train(cfg: RefinerTrainConfig, progress: bool = True) -> Path:
         if step % 50 == 0:
             log.write(json.dumps({"step": step, **{k: round(v, 4) for k, v in parts.items()}}) + "\n")
             log.flush()
-        if step % cfg.val_every == 0 or step == cfg.steps:
+        out_of_time = cfg.max_minutes is not None and time.time() - started > cfg.max_minutes * 60
+        if step % cfg.val_every == 0 or step == cfg.steps or out_of_time:
             scores = validate(refiner, vocoder, val_clips)
             log.write(json.dumps({"step": step, "val_dnsmos": scores}) + "\n")
             log.flush()
@@ -388,6 +392,9 @@ def train(cfg: RefinerTrainConfig, progress: bool = True) -> Path:
                 )
             save()
             last_save = time.time()
+            if out_of_time:
+                tqdm.write(f"stopped at step {step}: max_minutes {cfg.max_minutes} reached")
+                break
         elif time.time() - last_save > cfg.checkpoint_minutes * 60:
             save()
             last_save = time.time()

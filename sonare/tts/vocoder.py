@@ -42,11 +42,17 @@ class HarmonicNoiseVocoder:
         # 12 s of noise at 22.05 kHz: far longer than any pattern an ear could pick out of shaped aspiration
         self._noise = torch.randn(NOISE_TABLE, generator=torch.Generator().manual_seed(0), dtype=dtype)
 
+    def to(self, device: torch.device | str) -> HarmonicNoiseVocoder:
+        """Render on `device` (a GPU, for training what follows the vocoder); frames and states live there too."""
+        for name in ("_env_to_bins", "_ap_to_bins", "_window", "_ramp", "_noise"):
+            setattr(self, name, getattr(self, name).to(device))
+        return self
+
     def state_shapes(self) -> dict[str, tuple[int, ...]]:
         return {"phase": (1,), "f0": (1,), "excitation": (2, self.hop), "tail": (self.hop,), "noise_at": (1,)}
 
     def new_state(self, batch: int) -> BatchState:
-        return zeros_state(self.state_shapes(), batch, dtype=self._window.dtype)
+        return zeros_state(self.state_shapes(), batch, dtype=self._window.dtype, device=self._window.device)
 
     def run(self, frames: Tensor, state: BatchState, lengths: Tensor | None = None) -> tuple[Tensor, BatchState]:
         """frames: (B, F, FRAME_DIM), lengths (B,) valid frames per row (default: all) -> pcm (B, F·HOP) and the
@@ -66,7 +72,7 @@ class HarmonicNoiseVocoder:
         phase_t = phase_t.to(frames.dtype).reshape(bsz, n, self.hop)
         pulses = _band_limited_pulses(phase_t, torch.floor(self.sample_rate / 2 / f0_t))
         at = state["noise_at"].long()  # (B, 1)
-        noise = self._noise[(at + torch.arange(n * self.hop)) % NOISE_TABLE].reshape(bsz, n, self.hop)
+        noise = self._noise[(at + torch.arange(n * self.hop, device=at.device)) % NOISE_TABLE].reshape(bsz, n, self.hop)
         excitation = torch.stack([pulses, noise], dim=2)  # (B, F, 2, HOP)
 
         # Grain j spans hops j-1 and j; the hop before the first comes from the state.
@@ -84,8 +90,10 @@ class HarmonicNoiseVocoder:
         tails = torch.cat([state["tail"][:, None], grain[:, :-1, self.hop :]], dim=1)
         pcm = (tails + grain[:, :, : self.hop]).reshape(bsz, n * self.hop)
 
-        last = (torch.full((bsz,), n) if lengths is None else lengths) - 1  # (B,) each row's last valid frame
-        rows = torch.arange(bsz)
+        device = frames.device
+        # (B,) each row's last valid frame
+        last = (torch.full((bsz,), n, device=device) if lengths is None else lengths.to(device)) - 1
+        rows = torch.arange(bsz, device=device)
         valid = (last >= 0)[:, None]
         last = last.clamp(min=0)
         consumed = ((last + 1) * self.hop)[:, None]
@@ -127,7 +135,7 @@ def _minimum_phase(gain: Tensor) -> Tensor:
     """
     n = 2 * (gain.shape[-1] - 1)
     cepstrum = torch.fft.irfft(torch.log(gain.clamp_min(1e-9)), n=n)
-    fold = torch.zeros(n, dtype=gain.dtype)
+    fold = torch.zeros(n, dtype=gain.dtype, device=gain.device)
     fold[0] = fold[n // 2] = 1
     fold[1 : n // 2] = 2
     return torch.exp(torch.fft.rfft(cepstrum * fold))
