@@ -52,7 +52,7 @@ def main() -> None:
     timed(STTSession, "_hear", "features and resampling", totals)
     timed(model.model.subsample, "forward", "subsampler", totals)
     timed(model.model.encoder, "forward", "SSM encoder", totals)
-    timed(model, "_frame", "decoder (turn detection is off)", totals)
+    timed(model, "_frame", "decoder and turn tracker", totals)
     timed(model, "_emit_partial", "partials", totals)
     timed(model, "step", "engine step (all of the above but features)", totals)
 

@@ -6,7 +6,7 @@ import torch
 
 from sonare.stt.dataset import END_RAMP_SECONDS, turn_labels
 from sonare.stt.model import STTConfig, STTModel, frame_time
-from sonare.stt.turns import TurnTracker, step_end, turn_fires
+from sonare.stt.turns import TurnTracker, step_after, turn_fires
 from sonare.stt.vocab import BLANK, decode, encode, spoken_text
 
 SMALL = STTConfig(channels=8, d_model=32, n_layers=2, d_state=8, head_dim=16, dropout=0.0)
@@ -135,9 +135,30 @@ def test_turn_fires_at_each_end():
     probs = np.array([[0.0, 0.9]] * 3 + [[0.95, 0.0]] + [[0.0, 0.9]] * 3 + [[0.95, 0.0]])
     assert turn_fires(probs, 0.5, 0.8, step_seconds=0) == [frame_time(3), frame_time(7)]
     assert turn_fires(probs, 0.99, 0.99, step_seconds=0) == []
-    # A live client hears each end at the end of the step that heard its frame (0.175 s and 0.335 s).
-    assert turn_fires(probs, 0.5, 0.8, step_seconds=0.08) == pytest.approx([0.24, 0.40])
-    assert [step_end(t, 0.08) for t in (0.04, 0.08, 0.0808, 0.2)] == pytest.approx([0.08, 0.08, 0.16, 0.24])
+
+
+def test_a_stream_gathers_longer_while_the_speaker_talks_and_shorter_in_a_pause():
+    tracker = TurnTracker()
+    assert step_after(0.08, tracker) == 0.08  # outside a turn: the base step
+    tracker.push(0.0, 0.9)
+    tracker.push(0.0, 0.9)  # a turn starts
+    assert step_after(0.08, tracker) == pytest.approx(0.16)
+    tracker.push(0.1, 0.0)  # a silence inside it
+    assert step_after(0.08, tracker) == pytest.approx(0.04)
+    assert step_after(0.08, None) == 0.08  # no turn detection
+    assert step_after(0.0, tracker) == 0.0  # no gathering
+
+
+def test_a_live_client_hears_an_end_at_the_end_of_the_step_that_heard_its_frame():
+    speech, pause, end = [0.0, 0.9], [0.1, 0.0], [0.95, 0.0]
+    # frame k is ready at 0.055 + 0.04·k s; steps end at 0.08, 0.16 (the turn starts), 0.32 (160 ms while the
+    # speaker talks), then 40 ms at a time in the silence: 0.36, 0.40, 0.44
+    probs = np.array([speech] * 4 + [pause] * 5 + [end])
+    assert frame_time(9) == pytest.approx(0.415)
+    assert turn_fires(probs, 0.99, 0.9, step_seconds=0.08) == pytest.approx([0.44])
+    assert turn_fires(probs, 0.99, 0.9, step_seconds=0) == pytest.approx([0.415])
+    # an end decided within the long step that heard the speech stop arrives when that step ends
+    assert turn_fires(np.array([speech] * 4 + [end]), 0.99, 0.9, step_seconds=0.08) == pytest.approx([0.32])
 
 
 def test_a_stricter_tier_holds_an_end_the_default_tiers_let_through():

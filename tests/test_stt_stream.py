@@ -210,15 +210,16 @@ def test_batched_streams_match_single_streams(recognizer, speech):
 
 
 def test_a_live_stream_gathers_a_steps_audio_and_a_finalize_hears_it_at_once(recognizer, speech):
-    """20 ms chunks are heard a step's worth at a time (one step's fixed cost per STEP_SECONDS); a Finalize does not
-    wait for the rest of a step. (When a client hears of a decision: `step_end`, tests/test_stt_model.py.)"""
+    """20 ms chunks are heard a step's worth at a time (one step's fixed cost per STEP_SECONDS, turn detection off);
+    a Finalize does not wait for the rest of a step. (When a client hears of a decision: `turn_fires`,
+    tests/test_stt_model.py.)"""
     from sonare.stt.model import SUBSAMPLING
     from sonare.stt.stream import STEP_SECONDS
 
     audio, rate, _ = speech
     chunk, per_step = rate // 50, round(STEP_SECONDS / 0.02)
     assert per_step >= 3
-    session = recognizer.open(RecognitionOptions(sample_rate=rate))
+    session = recognizer.open(RecognitionOptions(sample_rate=rate, turn_detection=False))
     for k in range(per_step - 1):
         session.push(AudioIn(audio[k * chunk : (k + 1) * chunk]))
         assert not session.ready(0.0) and session.frames_received == 0
@@ -236,6 +237,30 @@ def test_a_live_stream_gathers_a_steps_audio_and_a_finalize_hears_it_at_once(rec
         events += out
     assert isinstance(events[-1], Finalized)
     assert session.frames_encoded == session.frames_received // SUBSAMPLING * SUBSAMPLING
+
+
+def test_inside_a_turn_a_live_stream_steps_by_what_it_last_heard(recognizer, speech):
+    """The base step outside turns, twice as long while the speaker talks, half as long in a silence inside a turn
+    (`sonare.stt.turns.step_after`), with the same transcript as a stream heard all at once."""
+    from sonare.stt.stream import STEP_SECONDS
+
+    audio, rate, _ = speech
+    chunk = rate // 50
+    session = recognizer.open(RecognitionOptions(sample_rate=rate))
+    state, events, sizes = recognizer.new_state(1), [], set()
+    for i in range(0, len(audio), chunk):
+        session.push(AudioIn(audio[i : i + chunk]))
+        while session.ready(0.0):
+            state, (out,) = recognizer.step(state, [session])
+            events += out
+            sizes.add(session.step_samples)
+    session.push(EndOfAudio())
+    while not session.finished():
+        state, (out,) = recognizer.step(state, [session])
+        events += out
+    assert sizes == {round(rate * STEP_SECONDS * k) for k in (1, 2, 0.5)}
+    at_once = list(recognizer.stream([audio], RecognitionOptions(sample_rate=rate)))
+    assert _finals(events) == _finals(at_once)
 
 
 def test_a_step_shares_its_frame_budget_among_its_streams(recognizer, speech):

@@ -6,10 +6,12 @@ Word timestamps: finals' word times against the manifest's, where the word count
 Partial latency: clips are streamed in 20 ms chunks; a reference word (manifest word timings) counts as shown
 when the first partial (or final) with at least that many words is emitted, and its latency is the audio time
 of that emission (what the client had sent, so audio the stream gathers for its next step counts) minus the
-word's end. RTF: compute time over audio time, one
-thread, single stream, for live 20 ms chunks, live 100 ms chunks (a common client's packet) and whole files.
-Compute time is this thread's CPU time (torch runs on one thread here), so the figure is time on one core even
-on a shared machine.
+word's end. RTF: compute time over audio time, one thread, single stream, for live 20 ms chunks and live 100 ms
+chunks (a common client's packet), both with turn detection on (the default, which sizes a live stream's steps
+inside turns), and whole files; and for reference, 20 ms chunks with turn detection off (base steps throughout,
+as every stream stepped before session 32). Each clip is streamed once unmeasured first (warm caches, as on a
+server that has run a while). Compute time is this thread's CPU time (torch runs on one thread here), so the
+figure is time on one core even on a shared machine.
 """
 
 from __future__ import annotations
@@ -28,12 +30,17 @@ CLIENT_CHUNK_SECONDS = 0.1
 
 
 def partial_latencies(
-    model, audio: np.ndarray, rate: int, words: list[dict], chunk_seconds: float = CHUNK_SECONDS
+    model,
+    audio: np.ndarray,
+    rate: int,
+    words: list[dict],
+    chunk_seconds: float = CHUNK_SECONDS,
+    turn_detection: bool = True,
 ) -> tuple[list[float], float]:
     """Per reference word, seconds from its end to its first appearance; and the compute time spent."""
     from sonare.stt.messages import AudioIn, EndOfAudio, RecognitionOptions, Transcript
 
-    session = model.open(RecognitionOptions(sample_rate=rate, turn_detection=False))
+    session = model.open(RecognitionOptions(sample_rate=rate, turn_detection=turn_detection))
     state = model.new_state(1)
     step = int(rate * chunk_seconds)
     shown: list[float] = []  # audio time at which the i-th word was first shown
@@ -85,13 +92,21 @@ def main(argv: list[str] | None = None) -> int:
         if r["split"] == args.split and "pauses" not in r and not r.get("augment") and r.get("words")
     ][: args.limit]
     latencies, live_compute, client_compute, file_compute, seconds = [], 0.0, 0.0, 0.0, 0.0
+    base_compute = 0.0
     starts: list[float] = []  # word timestamp errors (ours - reference), seconds
     ends: list[float] = []
-    for r in records:
+    for i, r in enumerate(records):
         audio, rate = load_audio(args.manifest.parent / r["audio"])
-        found, compute = partial_latencies(model, audio, rate, r["words"])
-        latencies += found
-        live_compute += compute
+        # Unmeasured first: a clip's first pass fills the language model's caches with its words, as a server's
+        # are filled by the streams before; then the two 20 ms passes in turn, each first on every other clip.
+        partial_latencies(model, audio, rate, r["words"])
+        for turn_detection in (True, False) if i % 2 == 0 else (False, True):
+            found, compute = partial_latencies(model, audio, rate, r["words"], turn_detection=turn_detection)
+            if turn_detection:
+                latencies += found
+                live_compute += compute
+            else:
+                base_compute += compute
         client_compute += partial_latencies(model, audio, rate, r["words"], CLIENT_CHUNK_SECONDS)[1]
         start = time.thread_time()
         events = list(model.stream([audio], RecognitionOptions(sample_rate=rate, turn_detection=False)))
@@ -109,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         "partial_latency_p90": float(np.percentile(latencies, 90)),
         "rtf_live_20ms_chunks": live_compute / seconds,
         "rtf_live_100ms_chunks": client_compute / seconds,
+        "rtf_live_20ms_chunks_base_steps": base_compute / seconds,
         "rtf_whole_file": file_compute / seconds,
         "timestamp_words": len(starts),
         "word_start_error_median": float(np.median(starts)) if starts else None,

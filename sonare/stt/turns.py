@@ -15,7 +15,6 @@ start of a stream or mid-stream.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -117,13 +116,21 @@ class TurnTracker:
         return was
 
 
-def step_end(t: float, step_seconds: float) -> float:
-    """When a live client hears of what the model decided at audio time `t` (seconds): at the end of the step that
-    heard it, for a client whose chunks divide a step (evaluations replay the model's outputs offline); at once
-    with no gathering (step 0: every chunk heard as it comes)."""
-    if step_seconds == 0:
-        return t
-    return math.ceil(round(t / step_seconds, 6)) * step_seconds
+# How much audio a stream gathers for its next step, in base steps, by what it last heard (`step_after`). Inside a
+# turn, while the speaker is talking, the next word can wait (partials have a 250 ms budget and the end of a turn
+# is not near), so it gathers twice as long and pays a step's fixed cost half as often; in a silence inside a turn,
+# where the end is decided, half as long (one encoder frame at the shipped 80 ms), so an end reaches the client
+# soon after the head is sure of it; outside a turn, the base step (docs/benchmarks.md, "CPU inference", session 32).
+SPEAKING_STEPS = 2.0
+PAUSED_STEPS = 0.5
+
+
+def step_after(base: float, tracker: TurnTracker | None) -> float:
+    """Seconds of audio a stream with base step `base` gathers for its next step, once every frame it has heard
+    has been fed to `tracker` (None: no turn detection, and base steps throughout; base 0: no gathering)."""
+    if tracker is None or not tracker.in_turn:
+        return base
+    return base * (SPEAKING_STEPS if tracker.speech_run else PAUSED_STEPS)
 
 
 def hear_frame(
@@ -155,18 +162,23 @@ def turn_fires(
 ) -> list[float]:
     """Times (seconds) a live client hears of each end of turn a tracker decides, fed one recording's per-frame
     sigmoid turn outputs (L, 2) and, with a decoder, its CTC log-probabilities (L·R, V) frame by frame as a stream
-    is (`hear_frame`; a segment closes at each end), so that the words weigh in. Each end arrives at the end of
-    the stream's step of `step_seconds` that heard its frame (`step_end`), so gathering counts in the latency."""
+    is (`hear_frame`; a segment closes at each end), so that the words weigh in. Each end arrives at the end of the
+    live step that heard its frame, the steps laid as a stream with base step `step_seconds` lays them
+    (`step_after`), for a client whose chunks divide its steps; at once with no gathering (0)."""
     tracker = TurnTracker(eager_threshold, end_threshold, tiers=tiers)
     per = len(logp) // len(probs) if decoder is not None and len(probs) else 0
     fires = []
+    heard_at = 0.0  # the end of the step that hears the current frame
     for k, p in enumerate(probs):
+        ready = frame_time(k)
+        while heard_at < ready - 1e-9:
+            heard_at += step_after(step_seconds, tracker) or ready - heard_at
         if decoder is None:
             kind = tracker.push(p[TURN_END], p[TURN_SPEECH])
         else:
             kind = hear_frame(decoder, tracker, logp[k * per : (k + 1) * per], p, k)
         if kind == "end":
-            fires.append(step_end(frame_time(k), step_seconds))
+            fires.append(heard_at)
             if decoder is not None:
                 decoder.take_segment()
     return fires
