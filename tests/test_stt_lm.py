@@ -40,9 +40,10 @@ def test_save_and_load_keep_every_probability(lm, tmp_path):
     lm.save(tmp_path / "lm.safetensors")
     back = WordLM.load(tmp_path / "lm.safetensors")
     assert back.vocab == lm.vocab and back.decoding == {"alpha": 0.6, "beta": 2.0} and back.end_threshold is None
-    lm.end_threshold = 0.65
+    lm.end_threshold, lm.eager_threshold = 0.65, 0.4
     lm.save(tmp_path / "lm.safetensors")
-    assert WordLM.load(tmp_path / "lm.safetensors").end_threshold == 0.65
+    back = WordLM.load(tmp_path / "lm.safetensors")
+    assert (back.end_threshold, back.eager_threshold) == (0.65, 0.4)
     for gram in [(BOS, BOS, "the"), ("the", "cat", "sat"), ("on", "the", "mat"), ("a", "dog", EOS)]:
         assert back.log_prob(*gram) == pytest.approx(lm.log_prob(*gram), abs=1e-6)
 

@@ -103,13 +103,26 @@ def test_an_unfinished_sentence_holds_the_end_until_the_head_is_very_sure():
         return tiers.unfinished_min / 2
 
     held = TurnTracker(eager_threshold=0.5, end_threshold=0.8)
-    assert [held.push(e, s, unfinished) for e, s in frames] == [None, "start", None, "eager_end", None, "end"]
-    assert len(asked) == 2  # asked only when the head alone would have ended the turn
+    assert [held.push(e, s, unfinished) for e, s in frames] == [None, "start", None, None, None, "end"]
+    assert len(asked) == 2  # asked only when the head alone would have ended the turn (or given an eager end)
     finished = TurnTracker(eager_threshold=0.5, end_threshold=0.8)
     assert [finished.push(e, s, lambda: tiers.sentence_end_min) for e, s in frames][3] == "end"
     # Words that may end a sentence (an unknown last word, a digit): the head must be surer, not very sure.
     unsure = TurnTracker(eager_threshold=0.5, end_threshold=0.8)
-    assert [unsure.push(e, s, lambda: tiers.unfinished_min) for e, s in frames][3:5] == ["eager_end", "end"]
+    assert [unsure.push(e, s, lambda: tiers.unfinished_min) for e, s in frames][3:5] == [None, "end"]
+
+
+def test_the_words_hold_an_eager_end_back_as_they_hold_the_end():
+    from sonare.stt.turns import DEFAULT_TIERS as tiers
+
+    frames = [(0.0, 0.9)] * 3 + [(0.6, 0.1), (0.9, 0.1)]
+    # words that end a sentence: the eager end comes at 0.6, ahead of the end
+    sure = TurnTracker(eager_threshold=0.5, end_threshold=0.8)
+    assert [sure.push(e, s, lambda: tiers.sentence_end_min) for e, s in frames][3:] == ["eager_end", "end"]
+    # "... and": neither, until the head is very sure
+    unfinished = TurnTracker(eager_threshold=0.5, end_threshold=0.8)
+    assert [unfinished.push(e, s, lambda: 0.0) for e, s in frames][3:] == [None, None]
+    assert unfinished.push(tiers.unfinished_end, 0.1, lambda: 0.0) == "end"
 
 
 def test_client_settings_move_the_tracker_thresholds_in_the_api_direction():
@@ -172,4 +185,4 @@ def test_a_stricter_tier_holds_an_end_the_default_tiers_let_through():
         return DEFAULT_TIERS.sentence_end_min
 
     assert [tracker.push(e, s, words) for e, s in frames][-1] == "end"
-    assert [strict.push(e, s, words) for e, s in frames][-1] == "eager_end"
+    assert [strict.push(e, s, words) for e, s in frames][-1] is None  # held: under 0.5 the head must be surer

@@ -384,9 +384,13 @@ def test_the_lm_recipe_tunes_the_end_threshold_the_words_weigh_in_on(fixture_cor
     recipe.write_text(yaml.safe_dump(asdict(cfg)))
     lm_cfg = LMTrainConfig(generated_sentences=300, wordnet=False, stt_recipe=str(recipe), alphas=[0.5], betas=[1.0])
     train_lm(lm_cfg, tmp_path / "export")
-    tuned = WordLM.load(tmp_path / "export" / LM_FILE).end_threshold
-    assert tuned in THRESHOLDS
-    assert load_from(tmp_path / "export").end_threshold == tuned  # with the words, their threshold
+    tuned = WordLM.load(tmp_path / "export" / LM_FILE)
+    assert tuned.end_threshold in THRESHOLDS and tuned.eager_threshold in THRESHOLDS
+    with_words = load_from(tmp_path / "export")  # with the words, their thresholds
+    assert (with_words.end_threshold, with_words.eager_threshold) == (
+        tuned.end_threshold,
+        min(tuned.eager_threshold, tuned.end_threshold),
+    )
     assert load_from(tmp_path / "export", language_model=False).end_threshold == head_alone  # greedy: the head's
 
 

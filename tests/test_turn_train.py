@@ -86,10 +86,11 @@ def test_a_retune_exports_the_recognisers_own_head_with_thresholds_chosen_anew(f
     with safe_open(str(tmp_path / "export" / "stt.safetensors"), framework="pt") as f:
         meta = f.metadata()
     assert float(meta["end_threshold"]) in THRESHOLDS and "turn_head_step" not in meta
-    lm_end = WordLM.load(tmp_path / "export" / LM_FILE).end_threshold
-    assert lm_end in THRESHOLDS
-    recogniser_out = load_from(tmp_path / "export")  # the eager end never waits for more than the end in effect
-    assert recogniser_out.eager_threshold == min(float(meta["eager_threshold"]), lm_end)
+    lm = WordLM.load(tmp_path / "export" / LM_FILE)
+    assert lm.end_threshold in THRESHOLDS and lm.eager_threshold in THRESHOLDS
+    recogniser_out = load_from(tmp_path / "export")  # with the words, theirs; the eager end never after the end
+    assert recogniser_out.end_threshold == lm.end_threshold
+    assert recogniser_out.eager_threshold == min(lm.eager_threshold, lm.end_threshold)
     with pytest.raises(SystemExit, match="no checkpoint"):  # without --retune the export wants the run's head
         export(replace(cfg, run_dir=str(tmp_path / "no-run")), tmp_path / "export2")
 

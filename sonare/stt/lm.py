@@ -49,12 +49,14 @@ class WordLM:
         trigram_backoff: dict[int, float],
         decoding: dict | None = None,
         end_threshold: float | None = None,
+        eager_threshold: float | None = None,
     ):
         self.vocab = vocab
         self.decoding = decoding or {}  # the beam search settings tuned for this model (`BeamSettings` fields)
-        # The turn tracker's end threshold with this model's sentence-end check weighing in, tuned beside the beam
-        # for the same acoustic model (None: the acoustic model's own, chosen on its turn head alone).
+        # The turn tracker's end and eager-end thresholds with this model's sentence-end check weighing in, tuned
+        # beside the beam for the same acoustic model (None: the acoustic model's own, chosen on its head alone).
         self.end_threshold = end_threshold
+        self.eager_threshold = eager_threshold
         self.ids = {w: i for i, w in enumerate(vocab)}
         self.unigram = unigram.tolist()
         self.bigrams, self.bigram_backoff = bigrams, bigram_backoff
@@ -150,8 +152,9 @@ class WordLM:
         tensors |= table(self.bigrams, "bigrams") | table(self.bigram_backoff, "bigram_backoff")
         tensors |= table(self.trigrams, "trigrams") | table(self.trigram_backoff, "trigram_backoff")
         metadata = {"vocab": json.dumps(self.vocab), "decoding": json.dumps(self.decoding)}
-        if self.end_threshold is not None:
-            metadata["end_threshold"] = str(self.end_threshold)
+        for name in ("end_threshold", "eager_threshold"):
+            if getattr(self, name) is not None:
+                metadata[name] = str(getattr(self, name))
         save_file(tensors, str(path), metadata=metadata)
 
     @staticmethod
@@ -175,4 +178,5 @@ class WordLM:
             table("trigram_backoff"),
             json.loads(meta.get("decoding", "{}")),
             float(meta["end_threshold"]) if "end_threshold" in meta else None,
+            float(meta["eager_threshold"]) if "eager_threshold" in meta else None,
         )

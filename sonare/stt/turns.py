@@ -3,7 +3,7 @@
 A turn starts when speech (speech probability >= the speech threshold) has been heard for START_FRAMES frames
 in a row. Inside a turn the end-of-turn probability is compared with two thresholds: crossing the lower one
 gives an eager end (a client may start preparing its reply), the higher one ends the turn. Speech after an eager
-end, before the end, resumes the turn. The words weigh in too, through a language model's probability that the
+end, before the end, resumes the turn. The words weigh in on both, through a language model's probability that the
 words so far end a sentence (`SentenceEndTiers`): under `sentence_end_min` the head must be surer than
 `unsure_end` (the last word is one the model does not know, a name or letters still being spelled, or a digit of
 a number that may go on), and under `unfinished_min` surer than `unfinished_end` (after "and", "the", a filler),
@@ -76,7 +76,8 @@ class TurnTracker:
 
     def push(self, p_end: float, p_speech: float, sentence_end: Callable[[], float] | None = None) -> Kind | None:
         """Feed one encoder frame's probabilities; returns the turn event it causes, if any. `sentence_end` gives
-        the probability that the words so far end a sentence (asked only when the head would end the turn)."""
+        the probability that the words so far end a sentence (asked only when the head alone would end the turn or
+        give an eager end)."""
         speaking = p_speech >= self.speech_threshold
         self.speech_run = self.speech_run + 1 if speaking else 0
         self.silence_run = 0 if speaking else self.silence_run + 1
@@ -85,13 +86,14 @@ class TurnTracker:
                 self.in_turn, self.eager = True, False
                 return "start"
             return None
-        ending = p_end >= self.end_threshold and (
+        # The words hold an eager end back as they hold the end: a hint the tracker would not act on is no hint.
+        words_agree = p_end >= min(self.eager_threshold, self.end_threshold) and (
             p_end >= self.tiers.unfinished_end or sentence_end is None or p_end >= self.tiers.needed(sentence_end())
         )
-        if ending or self.silence_run * FRAME_SECONDS >= self.max_silence_s:
+        if (words_agree and p_end >= self.end_threshold) or self.silence_run * FRAME_SECONDS >= self.max_silence_s:
             self.in_turn = self.eager = False
             return "end"
-        if not self.eager and p_end >= self.eager_threshold and not speaking:
+        if not self.eager and words_agree and p_end >= self.eager_threshold and not speaking:
             self.eager = True
             return "eager_end"
         if self.eager and self.speech_run >= START_FRAMES:

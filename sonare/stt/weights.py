@@ -33,8 +33,8 @@ def load_model(directory: str | os.PathLike) -> tuple[STTModel, dict[str, str]]:
 def load_from(directory: str | os.PathLike, language_model: bool = True, step_seconds: float | None = None):
     """An `STTStreamingModel` for inference from `stt.safetensors` in `directory` (`load_model`), decoding with the
     word language model `lm.safetensors` when the directory has one (and `language_model`), else greedily (faster,
-    less accurate). With the language model its words weigh in on ends of turn, and the end threshold tuned with
-    them, when it has one, replaces the acoustic model's. Its CPU inference multiplies by int8 roundings of the
+    less accurate). With the language model its words weigh in on ends of turn, and the thresholds tuned with
+    them, when it has them, replace the acoustic model's. Its CPU inference multiplies by int8 roundings of the
     encoder's projections (`sonare.ssm.use_int8_projections`). A live stream gathers `step_seconds` of audio a step
     (default `sonare.stt.stream.STEP_SECONDS`)."""
     from sonare.ssm import use_int8_projections
@@ -48,8 +48,9 @@ def load_from(directory: str | os.PathLike, language_model: bool = True, step_se
     lm = WordLM.load(lm_path) if language_model and lm_path.exists() else None
     beam = BeamSettings(**lm.decoding) if lm is not None else None
     end = lm.end_threshold if lm is not None and lm.end_threshold is not None else float(meta["end_threshold"])
-    # An eager end is a hint before the end: never surer than the end threshold in effect (the words' may be lower).
-    eager = min(float(meta["eager_threshold"]), end)
+    eager = lm.eager_threshold if lm is not None and lm.eager_threshold is not None else float(meta["eager_threshold"])
+    # An eager end is a hint before the end: never surer than the end threshold in effect.
+    eager = min(eager, end)
     step = STEP_SECONDS if step_seconds is None else step_seconds
     return STTStreamingModel(model, eager, end, lm, beam, step)
 

@@ -7,9 +7,9 @@
 2. An interpolated Kneser-Ney trigram model of it (`sonare.stt.lm`).
 3. The beam search settings (LM weight, word bonus) tuned for one acoustic model, on the STT recipe's
    held-back training clips (never the held-out split): the grid point with the lowest WER.
-4. The turn tracker's end threshold with the words weighing in (`sonare.stt.turns`: the sentence-end check
-   holds ends the head alone would declare), on the recipe's held-back conversations, by the acoustic recipe's
-   rule (`sonare.train.common.chosen_threshold`).
+4. The turn tracker's end and eager-end thresholds with the words weighing in (`sonare.stt.turns`: the
+   sentence-end check holds ends and eager ends the head alone would declare), on the recipe's held-back
+   conversations, by the acoustic recipe's rule (`sonare.train.stt.turn_thresholds`).
 
 It writes `lm.safetensors` into the STT model directory; rerun it whenever the acoustic model changes, since
 the best weights depend on how sure that model is of its letters.
@@ -69,9 +69,11 @@ def training_text(cfg: LMTrainConfig) -> list[str]:
     return [s for s in spoken if s]
 
 
-def tune(lm: WordLM, cfg: LMTrainConfig, stt_dir: str | os.PathLike) -> tuple[BeamSettings, float | None, dict]:
-    """The grid's best beam settings for the acoustic model in `stt_dir`, the end threshold with them (None without
-    held-back conversations), and what was measured."""
+def tune(
+    lm: WordLM, cfg: LMTrainConfig, stt_dir: str | os.PathLike
+) -> tuple[BeamSettings, dict[str, float] | None, dict]:
+    """The grid's best beam settings for the acoustic model in `stt_dir`, the turn thresholds with them (None
+    without held-back conversations), and what was measured."""
     import torch
 
     from sonare.eval.wer import corpus_errors
@@ -111,25 +113,25 @@ def tune(lm: WordLM, cfg: LMTrainConfig, stt_dir: str | os.PathLike) -> tuple[Be
             if best is None or score < best[0]:
                 best = (score, settings)
     report["beam_wer"] = round(best[0], 4)
-    end = None
+    thresholds = None
     if "val-turns" in val_sets:
-        end, report["turns"] = tune_end_threshold(model, lm, best[1], val_sets["val-turns"], stt_cfg)
-    return best[1], end, report
+        thresholds, report["turns"] = tune_turn_thresholds(model, lm, best[1], val_sets["val-turns"], stt_cfg)
+    return best[1], thresholds, report
 
 
-def tune_end_threshold(
+def tune_turn_thresholds(
     model: STTModel, lm: WordLM, settings: BeamSettings, items: list[Utterance], stt_cfg: STTTrainConfig
-) -> tuple[float, dict]:
-    """The end threshold with the beam's sentence-end check, on held-back conversations, and its metrics."""
-    from sonare.train.common import chosen_threshold
-    from sonare.train.stt import model_outputs, turn_curve
+) -> tuple[dict[str, float], dict]:
+    """The end and eager-end thresholds with the beam's sentence-end check weighing in, on held-back
+    conversations (`turn_thresholds`), and the metrics at each."""
+    from sonare.train.stt import model_outputs, turn_curve, turn_thresholds
 
     seconds = model.cfg.ctc_frame_seconds
     curve = turn_curve(items, model_outputs(model, items, stt_cfg), lambda: BeamDecoder(lm, settings, seconds))
-    end = chosen_threshold(curve, stt_cfg.max_false_cutoff)
-    metrics = {k: round(v, 4) for k, v in curve[end].as_dict().items()}
-    print(f"LM: end threshold with the words {end} on {len(items)} held-back conversations: {metrics}")
-    return end, {"conversations": len(items), "end_threshold": end, "metrics": metrics}
+    thresholds = turn_thresholds(curve, stt_cfg.max_false_cutoff)
+    metrics = {name: {k: round(v, 4) for k, v in curve[t].as_dict().items()} for name, t in thresholds.items()}
+    print(f"LM: thresholds with the words {thresholds} on {len(items)} held-back conversations: {metrics}")
+    return thresholds, {"conversations": len(items), **thresholds, "metrics": metrics}
 
 
 def train_lm(cfg: LMTrainConfig, out_dir: str | os.PathLike) -> Path:
@@ -141,14 +143,17 @@ def train_lm(cfg: LMTrainConfig, out_dir: str | os.PathLike) -> Path:
     try:
         if not cfg.stt_recipe:
             raise FileNotFoundError("no stt_recipe to tune the beam with")
-        settings, lm.end_threshold, report = tune(lm, cfg, out_dir)
+        settings, thresholds, report = tune(lm, cfg, out_dir)
+        thresholds = thresholds or {}
+        lm.end_threshold, lm.eager_threshold = thresholds.get("end_threshold"), thresholds.get("eager_threshold")
         print(f"LM: held-back WER greedy {report['greedy_wer']:.4f} -> beam {report['beam_wer']:.4f}")
     except FileNotFoundError as missing:
         # New words for a model whose beam was tuned before: the settings stay valid for a similar text.
         previous = WordLM.load(out) if out.exists() else None
         decoding = previous.decoding if previous is not None else {}
         settings = BeamSettings(**{**decoding, "beam": cfg.beam, "margin": cfg.margin})
-        lm.end_threshold = previous.end_threshold if previous is not None else None
+        if previous is not None:
+            lm.end_threshold, lm.eager_threshold = previous.end_threshold, previous.eager_threshold
         print(f"LM: not tuned ({missing}); keeping {'the previous' if decoding else 'default'} beam settings")
     lm.decoding = asdict(settings)
     lm.save(out)

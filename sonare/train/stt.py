@@ -522,9 +522,10 @@ def turn_curve(items: list[Utterance], outputs, new_decoder: Callable[[], BeamDe
     return curve
 
 
-def head_thresholds(curve: dict, max_false_cutoff: float) -> dict[str, float]:
-    """The turn head's own thresholds from its curve on held-back conversations: the end threshold by the
-    recipes' rule (`chosen_threshold`), the eager one the soonest within a looser budget, never above the end."""
+def turn_thresholds(curve: dict, max_false_cutoff: float) -> dict[str, float]:
+    """The tracker's thresholds from a turn curve on held-back conversations (the head's alone, or with the words
+    weighing in): the end threshold by the recipes' rule (`chosen_threshold`), the eager one the soonest within a
+    looser budget, never above the end."""
     from sonare.eval.turns import best_operating_point, thinking_pause_cutoff_rate
 
     end = chosen_threshold(curve, max_false_cutoff)
@@ -546,7 +547,7 @@ def validate(model: STTModel, val_sets: dict[str, list[Utterance]], cfg: STTTrai
         turns = [(u, o) for u, o in zip(items, outputs, strict=True) if u.pauses]
         if turns:
             curve = turn_curve([u for u, _ in turns], [o for _, o in turns])
-            result["thresholds"] = head_thresholds(curve, cfg.max_false_cutoff)
+            result["thresholds"] = turn_thresholds(curve, cfg.max_false_cutoff)
             end = result["thresholds"]["end_threshold"]
             result["turns"] = {k: round(v, 4) for k, v in curve[end].as_dict().items()}
         record[name] = result

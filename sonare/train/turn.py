@@ -13,9 +13,10 @@ step is the head's pass over cached frames: thousands of steps take minutes on o
    weights (`sonare.stt.dataset.turn_labels`). Resumable: a checkpoint every few minutes and at each validation
    (head-alone turn metrics on the held-back conversations, in `log.jsonl`).
 3. Export (`--export DIR`): `stt.safetensors` with the new head and the head-alone thresholds chosen for it
-   (`sonare.train.stt.head_thresholds`), and, when the recogniser has a language model, `lm.safetensors` with
-   the end threshold re-chosen with the words weighing in (`sonare.train.lm.tune_end_threshold`), its text and
-   beam settings unchanged. `--retune` exports `stt_dir`'s own head with its thresholds chosen anew, no training.
+   (`sonare.train.stt.turn_thresholds`), and, when the recogniser has a language model, `lm.safetensors` with
+   the end and eager-end thresholds re-chosen with the words weighing in (`sonare.train.lm.tune_turn_thresholds`),
+   its text and beam settings unchanged. `--retune` exports `stt_dir`'s own head with its thresholds chosen anew,
+   no training.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from sonare.recipe import read_recipe
 from sonare.stt.dataset import Utterance, load_corpus
 from sonare.stt.model import TURN_END, TURN_SPEECH, STTModel
 from sonare.train.common import is_held_back, save_atomic, warmup_cosine
-from sonare.train.stt import STTTrainConfig, head_thresholds, turn_curve
+from sonare.train.stt import STTTrainConfig, turn_curve, turn_thresholds
 
 Conversation = tuple[str, Utterance]  # (source manifest, conversation)
 
@@ -212,7 +213,7 @@ def train(cfg: TurnTrainConfig, progress: bool = True) -> Path:
             log.write(json.dumps({"step": step, **{k: round(v.item(), 4) for k, v in parts.items()}}) + "\n")
         if (step % cfg.val_every == 0 or step == cfg.steps) and held_back:
             curve = head_curve(head, held_back, back_out)
-            thresholds = head_thresholds(curve, cfg.max_false_cutoff)
+            thresholds = turn_thresholds(curve, cfg.max_false_cutoff)
             at_end = curve[thresholds["end_threshold"]].as_dict()
             record = {"step": step, "thresholds": thresholds, "turns": {k: round(v, 4) for k, v in at_end.items()}}
             print(f"step {step}: " + json.dumps(record))
@@ -237,7 +238,7 @@ def export(cfg: TurnTrainConfig, out_dir: str | os.PathLike, retune: bool = Fals
     from sonare.stt.beam import BeamSettings
     from sonare.stt.lm import LM_FILE, WordLM
     from sonare.stt.weights import load_model
-    from sonare.train.lm import tune_end_threshold
+    from sonare.train.lm import tune_turn_thresholds
 
     torch.set_num_threads(cfg.threads)
     run = Path(cfg.run_dir)
@@ -255,13 +256,14 @@ def export(cfg: TurnTrainConfig, out_dir: str | os.PathLike, retune: bool = Fals
     if not held_back:
         raise SystemExit("no held-back conversations in the sources to choose the thresholds on")
     outputs = encoder_outputs(model, fingerprint, held_back, run, False)
-    thresholds = head_thresholds(head_curve(model.turn, held_back, outputs), cfg.max_false_cutoff)
+    thresholds = turn_thresholds(head_curve(model.turn, held_back, outputs), cfg.max_false_cutoff)
     lm_path = Path(cfg.stt_dir) / LM_FILE
     lm = WordLM.load(lm_path) if lm_path.exists() else None
     if lm is not None:
         stt_cfg = STTTrainConfig(sources=cfg.sources, max_false_cutoff=cfg.max_false_cutoff, threads=cfg.threads)
         conversations = [u for _, u in held_back]
-        lm.end_threshold, _ = tune_end_threshold(model, lm, BeamSettings(**lm.decoding), conversations, stt_cfg)
+        with_words, _ = tune_turn_thresholds(model, lm, BeamSettings(**lm.decoding), conversations, stt_cfg)
+        lm.end_threshold, lm.eager_threshold = with_words["end_threshold"], with_words["eager_threshold"]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     metadata = {**meta, **{k: str(v) for k, v in thresholds.items()}}
@@ -269,5 +271,6 @@ def export(cfg: TurnTrainConfig, out_dir: str | os.PathLike, retune: bool = Fals
     save_file(weights, out / "stt.safetensors", metadata=metadata)
     if lm is not None:
         lm.save(out / LM_FILE)
-    print(f"turn: head thresholds {thresholds}" + (f", with the words {lm.end_threshold}" if lm is not None else ""))
+    with_words = f", with the words end {lm.end_threshold}, eager {lm.eager_threshold}" if lm is not None else ""
+    print(f"turn: head thresholds {thresholds}{with_words}")
     return out
