@@ -74,16 +74,14 @@ def test_state_is_fixed_size():
 
 
 @pytest.mark.slow
-def test_recipe_trains_resumes_and_exports_only_a_refiner_that_beats_the_vocoder(fixture_corpus, tmp_path):
+def small_recipe(fixture_corpus, tmp_path, **overrides):
+    """A refiner recipe on the fixture corpus's first TTS speaker, tiny enough to run in a test."""
     from sonare.data.manifest import read_manifest
-    from sonare.train.refiner import RefinerTrainConfig, export, train
-    from sonare.tts import load_default
-    from sonare.tts.messages import SynthesisOptions, VoiceSpec
-    from sonare.tts.weights import ASSET_DIR
+    from sonare.train.refiner import RefinerTrainConfig
 
     manifest = fixture_corpus / "manifest.jsonl"
     speaker = next(r["speaker"] for r in read_manifest(manifest) if r["split"] == "train" and "tts" in r["tasks"])
-    cfg = RefinerTrainConfig(
+    return RefinerTrainConfig(
         manifests=[str(manifest)],
         frames_dir=str(tmp_path / "frames"),
         run_dir=str(tmp_path / "run"),
@@ -93,11 +91,19 @@ def test_recipe_trains_resumes_and_exports_only_a_refiner_that_beats_the_vocoder
         batch=2,
         segment_frames=12,
         warm_frames=4,
-        steps=2,
-        val_every=2,
-        adversarial_from=3,  # the last two steps train with the discriminators
         threads=1,
+        **overrides,
     )
+
+
+def test_recipe_trains_resumes_and_exports_only_a_refiner_that_beats_the_vocoder(fixture_corpus, tmp_path):
+    from sonare.train.refiner import export, train
+    from sonare.tts import load_default
+    from sonare.tts.messages import SynthesisOptions, VoiceSpec
+    from sonare.tts.weights import ASSET_DIR
+
+    # the last two steps train with the discriminators
+    cfg = small_recipe(fixture_corpus, tmp_path, steps=2, val_every=2, adversarial_from=3)
     best = train(cfg, progress=False)
     before = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["discriminators"]
     cfg.steps = 4  # rerunning continues from the checkpoint instead of starting over
@@ -127,26 +133,10 @@ def test_recipe_trains_resumes_and_exports_only_a_refiner_that_beats_the_vocoder
 
 
 def test_recipe_stops_validated_and_saved_when_its_minutes_are_up(fixture_corpus, tmp_path):
-    from sonare.data.manifest import read_manifest
-    from sonare.train.refiner import RefinerTrainConfig, train
+    from sonare.train.refiner import train
 
-    manifest = fixture_corpus / "manifest.jsonl"
-    speaker = next(r["speaker"] for r in read_manifest(manifest) if r["split"] == "train" and "tts" in r["tasks"])
-    cfg = RefinerTrainConfig(
-        manifests=[str(manifest)],
-        frames_dir=str(tmp_path / "frames"),
-        run_dir=str(tmp_path / "run"),
-        speaker=speaker,
-        val_clips=1,
-        model={"dim": 16, "layers": 1, "kernel": 3, "points": 8},
-        batch=2,
-        segment_frames=12,
-        warm_frames=4,
-        steps=1000,
-        val_every=500,
-        max_minutes=0.0,  # already over after the first step
-        threads=1,
-    )
+    # already over after the first step
+    cfg = small_recipe(fixture_corpus, tmp_path, steps=1000, val_every=500, max_minutes=0.0)
     best = train(cfg, progress=False)
     log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
     assert [r["step"] for r in log if "val_dnsmos" in r] == [1]
