@@ -1,7 +1,7 @@
 """Streaming recognition: the STT model behind the engine's session interface.
 
 Per stream, audio arrives in chunks of any size at the client's rate. `push` gathers it until a step's worth
-(STEP_SECONDS, inside a turn sized by what the stream last heard) has come, then resamples it to 16 kHz and
+(STEP_SECONDS, half of it in a silence inside a turn) has come, then resamples it to 16 kHz and
 turns it into log-mel frames (both stream exactly, whatever the chunking). Each engine step then, for every
 stream with at least one whole 40 ms encoder frame queued,
 
@@ -56,10 +56,9 @@ STEP_FRAME_BUDGET = 100
 # Audio a stream gathers before it is heard (resampled, turned into features, encoded and decoded), its base step:
 # every step pays a fixed cost of operator calls, so a client sending 20 ms chunks (pipecat does) would pay it for
 # every 40 ms encoder frame. Gathering 80 ms halves the steps for less than a step more latency, about half a step
-# on average after a word or an end of turn (docs/benchmarks.md, "CPU inference", session 28). Inside a turn the
-# step follows what the stream last heard (`sonare.stt.turns.step_after`): twice as long while the speaker talks,
-# half as long in a silence. A Finalize or the end of audio hears what is gathered at once. Servers set the base
-# step (`ServerConfig.stt_step_ms`).
+# on average after a word or an end of turn (docs/benchmarks.md, "CPU inference", session 28). In a silence
+# inside a turn the step is half as long (`sonare.stt.turns.step_after`), so an end is heard sooner. A Finalize or
+# the end of audio hears what is gathered at once. Servers set the base step (`ServerConfig.stt_step_ms`).
 STEP_SECONDS = 0.08
 LANGUAGES = ("en",)
 

@@ -118,21 +118,19 @@ class TurnTracker:
         return was
 
 
-# How much audio a stream gathers for its next step, in base steps, by what it last heard (`step_after`). Inside a
-# turn, while the speaker is talking, the next word can wait (partials have a 250 ms budget and the end of a turn
-# is not near), so it gathers twice as long and pays a step's fixed cost half as often; in a silence inside a turn,
-# where the end is decided, half as long (one encoder frame at the shipped 80 ms), so an end reaches the client
-# soon after the head is sure of it; outside a turn, the base step (docs/benchmarks.md, "CPU inference", session 32).
-SPEAKING_STEPS = 2.0
+# How much of its base step a stream gathers for its next step in a silence inside a turn, where the end is
+# decided (`step_after`): one encoder frame at the shipped 80 ms, so an end reaches the client soon after the head
+# is sure of it. Elsewhere the base step. (Longer steps while the speaker talks cost one stream less but, mixed in
+# a batch with shorter rows, cost a server more: docs/benchmarks.md, "CPU inference", session 32.)
 PAUSED_STEPS = 0.5
 
 
 def step_after(base: float, tracker: TurnTracker | None) -> float:
     """Seconds of audio a stream with base step `base` gathers for its next step, once every frame it has heard
     has been fed to `tracker` (None: no turn detection, and base steps throughout; base 0: no gathering)."""
-    if tracker is None or not tracker.in_turn:
+    if tracker is None or not tracker.in_turn or tracker.speech_run:
         return base
-    return base * (SPEAKING_STEPS if tracker.speech_run else PAUSED_STEPS)
+    return base * PAUSED_STEPS
 
 
 def hear_frame(
