@@ -1,9 +1,9 @@
 """Streaming recognition: the STT model behind the engine's session interface.
 
 Per stream, audio arrives in chunks of any size at the client's rate. `push` gathers it until a step's worth
-(STEP_SECONDS, half of it in a silence inside a turn) has come, then resamples it to 16 kHz and
-turns it into log-mel frames (both stream exactly, whatever the chunking). Each engine step then, for every
-stream with at least one whole 40 ms encoder frame queued,
+(STEP_SECONDS, half of it in a silence inside a turn) has come, then resamples it to 16 kHz and turns it into
+log-mel frames (both stream exactly, whatever the chunking). Each engine step then, for every stream with at least
+one whole 40 ms encoder frame queued,
 
   1. runs the subsampler and SSM encoder over all its queued frames (up to a share of STEP_FRAME_BUDGET), rows
      of different lengths batched together through the carried-state forward,
