@@ -150,12 +150,15 @@ def test_turn_fires_at_each_end():
     assert turn_fires(probs, 0.99, 0.99, step_seconds=0) == []
 
 
-def test_a_stream_gathers_half_a_step_in_a_silence_inside_a_turn():
+def test_a_stream_gathers_half_a_step_in_a_silence_and_twice_while_the_speaker_talks_nearly_alone():
+    from sonare.stt.turns import FEW_ROWS
+
     tracker = TurnTracker()
     assert step_after(0.08, tracker) == 0.08  # outside a turn: the base step
     tracker.push(0.0, 0.9)
     tracker.push(0.0, 0.9)  # a turn starts
-    assert step_after(0.08, tracker) == 0.08  # the speaker talks
+    assert step_after(0.08, tracker) == pytest.approx(0.16)  # the speaker talks, a stream stepped alone
+    assert step_after(0.08, tracker, rows=FEW_ROWS + 1) == 0.08  # stepped with many: longer rows would pad
     tracker.push(0.1, 0.0)  # a silence inside it
     assert step_after(0.08, tracker) == pytest.approx(0.04)
     assert step_after(0.08, None) == 0.08  # no turn detection
@@ -164,14 +167,14 @@ def test_a_stream_gathers_half_a_step_in_a_silence_inside_a_turn():
 
 def test_a_live_client_hears_an_end_at_the_end_of_the_step_that_heard_its_frame():
     speech, pause, end = [0.0, 0.9], [0.1, 0.0], [0.95, 0.0]
-    # frame k is ready at 0.055 + 0.04·k s; steps end at 0.08, 0.16 (the turn starts), 0.24 (the speaker talks),
-    # then 40 ms at a time in the silence: 0.28, 0.32, ...
+    # frame k is ready at 0.055 + 0.04·k s; a lone stream's steps end at 0.08, 0.16 (the turn starts), 0.32 (160 ms
+    # while the speaker talks), then 40 ms at a time in the silence: 0.36, 0.40, 0.44
     probs = np.array([speech] * 4 + [pause] * 5 + [end])
     assert frame_time(9) == pytest.approx(0.415)
     assert turn_fires(probs, 0.99, 0.9, step_seconds=0.08) == pytest.approx([0.44])  # 80 ms throughout: 0.48
     assert turn_fires(probs, 0.99, 0.9, step_seconds=0) == pytest.approx([0.415])
-    # an end decided within the step that heard the speech stop arrives when that step ends
-    assert turn_fires(np.array([speech] * 3 + [end]), 0.99, 0.9, step_seconds=0.08) == pytest.approx([0.24])
+    # an end decided within the long step that heard the speech stop arrives when that step ends
+    assert turn_fires(np.array([speech] * 4 + [end]), 0.99, 0.9, step_seconds=0.08) == pytest.approx([0.32])
 
 
 def test_a_stricter_tier_holds_an_end_the_default_tiers_let_through():

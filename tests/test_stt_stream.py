@@ -239,9 +239,9 @@ def test_a_live_stream_gathers_a_steps_audio_and_a_finalize_hears_it_at_once(rec
     assert session.frames_encoded == session.frames_received // SUBSAMPLING * SUBSAMPLING
 
 
-def test_in_a_silence_inside_a_turn_a_live_stream_steps_half_as_long(recognizer, speech):
-    """The base step, half of it in a silence inside a turn (`sonare.stt.turns.step_after`), with the same
-    transcript as a stream heard all at once."""
+def test_inside_a_turn_a_live_stream_steps_by_what_it_last_heard(recognizer, speech):
+    """Alone: the base step outside turns, twice it while the speaker talks, half in a silence inside a turn
+    (`sonare.stt.turns.step_after`), with the same transcript as a stream heard all at once."""
     from sonare.stt.stream import STEP_SECONDS
 
     audio, rate, _ = speech
@@ -258,7 +258,7 @@ def test_in_a_silence_inside_a_turn_a_live_stream_steps_half_as_long(recognizer,
     while not session.finished():
         state, (out,) = recognizer.step(state, [session])
         events += out
-    assert sizes == {round(rate * STEP_SECONDS * k) for k in (1, 0.5)}
+    assert sizes == {round(rate * STEP_SECONDS * k) for k in (1, 2, 0.5)}
     at_once = list(recognizer.stream([audio], RecognitionOptions(sample_rate=rate)))
     assert _finals(events) == _finals(at_once)
 

@@ -46,8 +46,9 @@ class ServerConfig:
     stt_module: str = "sonare.stt"
     tts_slots: int = 64
     stt_slots: int = 64
-    # Audio a live STT stream gathers before each step (its base step; half of it in a silence inside a turn), less
-    # compute for a little latency; None: the recogniser's own
+    # Audio a live STT stream gathers before each step (its base step; inside a turn half of it in a silence, and
+    # twice it while the speaker talks when a step takes few streams), less compute for a little latency; None: the
+    # recogniser's own
     # (`sonare.stt.stream.STEP_SECONDS`, 80 ms); 0 hears every chunk as it comes.
     stt_step_ms: int | None = None
     max_batch: int = 64

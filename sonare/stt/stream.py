@@ -1,9 +1,9 @@
 """Streaming recognition: the STT model behind the engine's session interface.
 
 Per stream, audio arrives in chunks of any size at the client's rate. `push` gathers it until a step's worth
-(STEP_SECONDS, half of it in a silence inside a turn) has come, then resamples it to 16 kHz and turns it into
-log-mel frames (both stream exactly, whatever the chunking). Each engine step then, for every stream with at least
-one whole 40 ms encoder frame queued,
+(STEP_SECONDS; inside a turn sized by what the stream last heard) has come, then resamples it to 16 kHz and turns
+it into log-mel frames (both stream exactly, whatever the chunking). Each engine step then, for every stream with
+at least one whole 40 ms encoder frame queued,
 
   1. runs the subsampler and SSM encoder over all its queued frames (up to a share of STEP_FRAME_BUDGET), rows
      of different lengths batched together through the carried-state forward,
@@ -56,9 +56,10 @@ STEP_FRAME_BUDGET = 100
 # Audio a stream gathers before it is heard (resampled, turned into features, encoded and decoded), its base step:
 # every step pays a fixed cost of operator calls, so a client sending 20 ms chunks (pipecat does) would pay it for
 # every 40 ms encoder frame. Gathering 80 ms halves the steps for less than a step more latency, about half a step
-# on average after a word or an end of turn (docs/benchmarks.md, "CPU inference", session 28). In a silence
-# inside a turn the step is half as long (`sonare.stt.turns.step_after`), so an end is heard sooner. A Finalize or
-# the end of audio hears what is gathered at once. Servers set the base step (`ServerConfig.stt_step_ms`).
+# on average after a word or an end of turn (docs/benchmarks.md, "CPU inference", session 28). Inside a turn the
+# step follows what the stream last heard (`sonare.stt.turns.step_after`): half as long in a silence, so an end is
+# heard sooner, twice as long while the speaker talks when a step takes few streams. A Finalize or the end of audio
+# hears what is gathered at once. Servers set the base step (`ServerConfig.stt_step_ms`).
 STEP_SECONDS = 0.08
 LANGUAGES = ("en",)
 
@@ -135,10 +136,11 @@ class STTSession:
             self.n_queued += len(frames)
             self.frames_received += len(frames)
 
-    def plan_next_step(self) -> None:
-        """Size the next step by what the stream has heard so far (`step_after`)."""
+    def plan_next_step(self, rows: int) -> None:
+        """Size the next step by what the stream has heard so far, its last step having taken `rows` streams
+        (`step_after`)."""
         tracker = self.turns if self.options.turn_detection else None
-        self.step_samples = max(1, round(self.options.sample_rate * step_after(self.base_step, tracker)))
+        self.step_samples = max(1, round(self.options.sample_rate * step_after(self.base_step, tracker, rows)))
 
     def encodable_frames(self) -> int:
         """How many log-mel rows the next step may encode: whole encoder frames, up to the step cap, never past
@@ -244,7 +246,7 @@ class STTStreamingModel:
                 for k in range(int(lengths[r])):
                     self._frame(s, logp[r, k * per : (k + 1) * per], probs[r][k], first + k, events[i])
                 self._emit_partial(s, events[i])
-                s.plan_next_step()
+                s.plan_next_step(len(rows))
         for i, s in enumerate(sessions):
             while s.mark_due():
                 self._settle_mark(s, s.marks.popleft(), events[i])

@@ -118,19 +118,26 @@ class TurnTracker:
         return was
 
 
-# How much of its base step a stream gathers for its next step in a silence inside a turn, where the end is
-# decided (`step_after`): one encoder frame at the shipped 80 ms, so an end reaches the client soon after the head
-# is sure of it. Elsewhere the base step. (Longer steps while the speaker talks cost one stream less but, mixed in
-# a batch with shorter rows, cost a server more: docs/benchmarks.md, "CPU inference", session 32.)
+# How much of its base step a stream gathers for its next step inside a turn (`step_after`; docs/benchmarks.md,
+# "CPU inference", session 32). In a silence, where the end is decided, half (one encoder frame at the shipped
+# 80 ms), so an end reaches the client soon after the head is sure of it. While the speaker talks the next word can
+# wait (partials have a 250 ms budget), so a stream whose last step took at most FEW_ROWS streams gathers twice:
+# nearly alone it pays a step's fixed cost by itself; stepped with more, that cost is shared and longer rows only
+# pad the batch. Outside a turn, the base step.
 PAUSED_STEPS = 0.5
+SPEAKING_STEPS = 2.0
+FEW_ROWS = 4
 
 
-def step_after(base: float, tracker: TurnTracker | None) -> float:
+def step_after(base: float, tracker: TurnTracker | None, rows: int = 1) -> float:
     """Seconds of audio a stream with base step `base` gathers for its next step, once every frame it has heard
-    has been fed to `tracker` (None: no turn detection, and base steps throughout; base 0: no gathering)."""
-    if tracker is None or not tracker.in_turn or tracker.speech_run:
+    has been fed to `tracker` (None: no turn detection, and base steps throughout; base 0: no gathering), its last
+    step having taken `rows` streams together."""
+    if tracker is None or not tracker.in_turn:
         return base
-    return base * PAUSED_STEPS
+    if not tracker.speech_run:
+        return base * PAUSED_STEPS
+    return base * SPEAKING_STEPS if rows <= FEW_ROWS else base
 
 
 def hear_frame(
@@ -163,8 +170,8 @@ def turn_fires(
     """Times (seconds) a live client hears of each end of turn a tracker decides, fed one recording's per-frame
     sigmoid turn outputs (L, 2) and, with a decoder, its CTC log-probabilities (L·R, V) frame by frame as a stream
     is (`hear_frame`; a segment closes at each end), so that the words weigh in. Each end arrives at the end of the
-    live step that heard its frame, the steps laid as a stream with base step `step_seconds` lays them
-    (`step_after`), for a client whose chunks divide its steps; at once with no gathering (0)."""
+    live step that heard its frame, the steps laid as a stream with base step `step_seconds` stepped alone lays
+    them (`step_after`), for a client whose chunks divide its steps; at once with no gathering (0)."""
     tracker = TurnTracker(eager_threshold, end_threshold, tiers=tiers)
     per = len(logp) // len(probs) if decoder is not None and len(probs) else 0
     fires = []
