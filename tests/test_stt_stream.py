@@ -263,6 +263,27 @@ def test_inside_a_turn_a_live_stream_steps_by_what_it_last_heard(recognizer, spe
     assert _finals(events) == _finals(at_once)
 
 
+def test_streams_stepped_together_keep_the_base_step_while_their_speakers_talk(recognizer, speech):
+    """Batched with more than FEW_ROWS others, a stream's longer rows would only pad the batch."""
+    from sonare.stt.stream import STEP_SECONDS
+    from sonare.stt.turns import FEW_ROWS
+
+    audio, rate, _ = speech
+    sessions = [recognizer.open(RecognitionOptions(sample_rate=rate)) for _ in range(FEW_ROWS + 1)]
+    state = recognizer.new_state(len(sessions))
+    talking = 0
+    for i in range(0, rate, rate // 50):  # the first second, 20 ms at a time
+        for s in sessions:
+            s.push(AudioIn(audio[i : i + rate // 50]))
+        if all(s.ready(0.0) for s in sessions):
+            state, _ = recognizer.step(state, sessions)
+            for s in sessions:
+                if s.turns.in_turn and s.turns.speech_run:
+                    talking += 1
+                    assert s.step_samples == round(rate * STEP_SECONDS)
+    assert talking  # the speaker was heard talking inside a turn
+
+
 def test_a_step_shares_its_frame_budget_among_its_streams(recognizer, speech):
     """A stream with seconds of audio queued takes the whole budget alone and an equal share beside others."""
     from sonare.stt.model import SUBSAMPLING

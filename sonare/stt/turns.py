@@ -86,14 +86,16 @@ class TurnTracker:
                 self.in_turn, self.eager = True, False
                 return "start"
             return None
+        ends = p_end >= self.end_threshold
+        eager = not self.eager and p_end >= self.eager_threshold and not speaking
         # The words hold an eager end back as they hold the end: a hint the tracker would not act on is no hint.
-        words_agree = p_end >= min(self.eager_threshold, self.end_threshold) and (
+        words_agree = (ends or eager) and (
             p_end >= self.tiers.unfinished_end or sentence_end is None or p_end >= self.tiers.needed(sentence_end())
         )
-        if (words_agree and p_end >= self.end_threshold) or self.silence_run * FRAME_SECONDS >= self.max_silence_s:
+        if (ends and words_agree) or self.silence_run * FRAME_SECONDS >= self.max_silence_s:
             self.in_turn = self.eager = False
             return "end"
-        if not self.eager and words_agree and p_end >= self.eager_threshold and not speaking:
+        if eager and words_agree:
             self.eager = True
             return "eager_end"
         if self.eager and self.speech_run >= START_FRAMES:
@@ -178,7 +180,7 @@ def turn_fires(
     heard_at = 0.0  # the end of the step that hears the current frame
     for k, p in enumerate(probs):
         ready = frame_time(k)
-        while heard_at < ready - 1e-9:
+        while heard_at < ready - 1e-9:  # steps of 0 (no gathering) hear each frame as it is ready
             heard_at += step_after(step_seconds, tracker) or ready - heard_at
         if decoder is None:
             kind = tracker.push(p[TURN_END], p[TURN_SPEECH])
