@@ -83,8 +83,15 @@ def test_stt_evaluation_clean_and_in_noise(espeak, tiny):
 
 
 @pytest.mark.skipif(
-    not Path("/usr/share/pocketsphinx/test/data").is_dir() or not Path("/usr/share/sounds/alsa").is_dir(),
-    reason="needs pocketsphinx-testdata and alsa-utils (make system-deps)",
+    not all(
+        Path(p).exists()
+        for p in (
+            "/usr/share/pocketsphinx/test/data",
+            "/usr/share/sounds/alsa",
+            "/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz",
+        )
+    ),
+    reason="needs pocketsphinx-testdata, alsa-utils and the Asterisk prompts (make system-deps)",
 )
 def test_real_speech_manifest_lists_every_transcribed_set(tmp_path, tiny):
     import soundfile as sf
@@ -93,11 +100,19 @@ def test_real_speech_manifest_lists_every_transcribed_set(tmp_path, tiny):
     from sonare.stt.realspeech import write_manifest
 
     records = list(read_manifest(write_manifest(tmp_path)))
-    counts = {s: sum(r["section"] == s for r in records) for s in ("librivox", "cards", "alsa")}
-    assert counts == {"librivox": 5, "cards": 5, "alsa": 8} and len(records) == 18  # Noise.wav is not speech
+    sections = ("librivox", "cards", "alsa", "asterisk", "asterisk-words")
+    counts = {s: sum(r["section"] == s for r in records) for s in sections}
+    # Noise.wav is not speech; nor are Asterisk's tones, silences and spoken letters
+    assert counts == {"librivox": 5, "cards": 5, "alsa": 8, "asterisk": 369, "asterisk-words": 121}
+    assert len(records) == sum(counts.values())
     by_id = {r["id"]: r for r in records}
     assert by_id["cards-005"]["text"] == "eight of spades four of clubs seven of hearts"
     assert by_id["alsa-Rear_Center"]["text"] == "rear center"
+    # keypad symbols as the prompt speaks them, a note on a sound dropped
+    assert by_id["asterisk-dictate-both_help"]["text"].startswith("press star to toggle pause, press pound to")
+    assert by_id["asterisk-at-tone-time-exactly"]["text"] == "At the sound of the tone, the time will be exactly"
+    assert by_id["asterisk-words-digits-h-12"]["text"] == "twelfth"
+    assert not any(r["id"].startswith(("asterisk-beep", "asterisk-words-letters")) for r in records)
     # Real speech with its transcript: an independent recogniser reads most of it, at 16 and 48 kHz alike.
     clips = []
     for record in (by_id["cards-005"], by_id["alsa-Front_Left"]):

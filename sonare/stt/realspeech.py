@@ -6,15 +6,22 @@ this machine, each set a section of its own:
 - `cards` (pocketsphinx-testdata): five short spoken card names ("eight of spades four of clubs seven of
   hearts"), 16 kHz, 21 words;
 - `alsa` (alsa-utils): the eight speaker-test announcements ("front left", "rear center", ...), 48 kHz, 16
-  words; each file is named after what it says.
+  words; each file is named after what it says;
+- `asterisk` (asterisk-core-sounds-en-wav): the Asterisk PBX's English prompts ("Please enter your password
+  followed by the pound key."), one professional voice (Allison Smith, CC-BY-SA-3.0) recorded for telephones,
+  8 kHz; what each says is listed in the package's core-sounds-en.txt;
+- `asterisk-words`: the same voice's isolated words for reading out numbers, dates and call signs ("twelfth",
+  "November", "foxtrot"). Spoken letters, symbols and tones are left out: a letter's name has no spelling to
+  score a transcript against.
 
-    apt-get install pocketsphinx-testdata alsa-utils
+    apt-get install pocketsphinx-testdata alsa-utils asterisk-core-sounds-en asterisk-core-sounds-en-wav
     python -m sonare.stt.realspeech runs/realspeech
     sonare eval stt --manifest runs/realspeech/manifest.jsonl --asr sonare --asr whisper-tiny
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import sys
@@ -22,6 +29,16 @@ from pathlib import Path
 
 POCKETSPHINX = Path("/usr/share/pocketsphinx/test/data")
 ALSA = Path("/usr/share/sounds/alsa")
+ASTERISK = Path("/usr/share/asterisk/sounds/en_US_f_Allison")
+ASTERISK_LISTING = Path("/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz")
+# Asterisk's prompt folders -> section; `letters` and `silence` hold no words to score.
+ASTERISK_SECTIONS = {
+    "": "asterisk",
+    "dictate": "asterisk",
+    "followme": "asterisk",
+    "digits": "asterisk-words",
+    "phonetic": "asterisk-words",
+}
 # pocketsphinx-testdata's sets: folder -> transcription file, whose lines read "<s> words </s> (clip)".
 TRANSCRIBED = {"librivox": "transcription", "cards": "cards.transcription"}
 
@@ -41,14 +58,46 @@ def _announcements(folder: Path) -> list[tuple[str, Path, str]]:
     return [(p.stem, p, p.stem.replace("_", " ").lower()) for p in sorted(folder.glob("*_*.wav"))]
 
 
-def write_manifest(out_dir: str | Path, pocketsphinx: Path = POCKETSPHINX, alsa: Path = ALSA) -> Path:
+def _spoken(listed: str) -> str:
+    """What a prompt says, from its listing: keypad symbols read as spoken, notes on sounds dropped."""
+    text = re.sub(r"\[[^]]*\]|\([^)]*\)|<[^>]*>", " ", listed)
+    text = text.replace("*", " star ").replace("#", " pound ").replace("...", " ")
+    return " ".join(text.split())
+
+
+def _prompts(folder: Path, listing: Path) -> dict[str, list[tuple[str, Path, str]]]:
+    """Asterisk's prompts by section: every listed recording that says words."""
+    sets: dict[str, list[tuple[str, Path, str]]] = {}
+    with gzip.open(listing, "rt") as lines:
+        listed_lines = lines.read().splitlines()
+    for line in listed_lines:
+        name, _, listed = line.partition(": ")
+        subfolder = name.rpartition("/")[0]
+        path, text = folder / f"{name}.wav", _spoken(listed)
+        if subfolder in ASTERISK_SECTIONS and re.search(r"[a-zA-Z0-9]", text) and path.exists():
+            sets.setdefault(ASTERISK_SECTIONS[subfolder], []).append((name.replace("/", "-"), path, text))
+    return sets
+
+
+def write_manifest(
+    out_dir: str | Path,
+    pocketsphinx: Path = POCKETSPHINX,
+    alsa: Path = ALSA,
+    asterisk: Path = ASTERISK,
+    asterisk_listing: Path = ASTERISK_LISTING,
+) -> Path:
     """manifest.jsonl with one held-out record per clip (absolute audio paths)."""
     if not all((pocketsphinx / folder / listing).exists() for folder, listing in TRANSCRIBED.items()):
         raise SystemExit(f"no transcribed clips under {pocketsphinx}: apt-get install pocketsphinx-testdata")
     if not list(alsa.glob("*_*.wav")):
         raise SystemExit(f"no speaker-test clips under {alsa}: apt-get install alsa-utils")
+    if not asterisk_listing.exists() or not list(asterisk.glob("*.wav")):
+        raise SystemExit(
+            f"no Asterisk prompts under {asterisk}: apt-get install asterisk-core-sounds-en asterisk-core-sounds-en-wav"
+        )
     sets = {section: _transcribed(pocketsphinx / section, listing) for section, listing in TRANSCRIBED.items()}
     sets["alsa"] = _announcements(alsa)
+    sets.update(_prompts(asterisk, asterisk_listing))
     records = [
         {
             "id": f"{section}-{clip}",
