@@ -97,6 +97,7 @@ def test_real_speech_manifest_lists_every_transcribed_set(tmp_path, tiny):
     import soundfile as sf
 
     from sonare.data.manifest import read_manifest
+    from sonare.data.recordings import read_recordings
     from sonare.stt.realspeech import write_manifest
 
     records = list(read_manifest(write_manifest(tmp_path)))
@@ -113,6 +114,13 @@ def test_real_speech_manifest_lists_every_transcribed_set(tmp_path, tiny):
     assert by_id["asterisk-at-tone-time-exactly"]["text"] == "At the sound of the tone, the time will be exactly"
     assert by_id["asterisk-words-digits-h-12"]["text"] == "twelfth"
     assert not any(r["id"].startswith(("asterisk-beep", "asterisk-words-letters")) for r in records)
+    # four fifths of the prompts are the adaptation dataset, in the LJSpeech layout; everything else stays held out
+    adaptation = [r for r in records if r["split"] == "train"]
+    assert {r["section"] for r in adaptation} == {"asterisk"} and 0.7 < len(adaptation) / 369 < 0.9
+    recorded = read_recordings(tmp_path / "asterisk-adaptation")
+    assert sorted(f"asterisk-{r.id}" for r in recorded) == sorted(r["id"] for r in adaptation)
+    assert all(r.wav.resolve() == Path(by_id[f"asterisk-{r.id}"]["audio"]) for r in recorded)
+    assert {r.text for r in recorded} == {r["text"] for r in adaptation}
     # Real speech with its transcript: an independent recogniser reads most of it, at 16 and 48 kHz alike.
     clips = []
     for record in (by_id["cards-005"], by_id["alsa-Front_Left"]):

@@ -14,6 +14,12 @@ this machine, each set a section of its own:
   "November", "foxtrot"). Spoken letters, symbols and tones are left out: a letter's name has no spelling to
   score a transcript against.
 
+Four fifths of the `asterisk` prompts (chosen by a hash of their names, so always the same ones) are also written
+as a recorded dataset in the LJSpeech layout, `asterisk-adaptation/`, for a recogniser to adapt to real speech
+(configs/data-stt-asterisk.yaml): the one real voice here long enough to train on. Their manifest records carry
+`split: train`, so `sonare eval stt` (held-out split by default) scores only what no model trained on: the last
+fifth, `asterisk-words` and the other voices. `--split train` scores the adaptation prompts themselves.
+
     apt-get install pocketsphinx-testdata alsa-utils asterisk-core-sounds-en asterisk-core-sounds-en-wav
     python -m sonare.stt.realspeech runs/realspeech
     sonare eval stt --manifest runs/realspeech/manifest.jsonl --asr sonare --asr whisper-tiny
@@ -25,6 +31,7 @@ import gzip
 import json
 import re
 import sys
+import zlib
 from pathlib import Path
 
 POCKETSPHINX = Path("/usr/share/pocketsphinx/test/data")
@@ -39,6 +46,9 @@ ASTERISK_SECTIONS = {
     "digits": "asterisk-words",
     "phonetic": "asterisk-words",
 }
+ADAPTATION_FOLDER = "asterisk-adaptation"
+ADAPTATION_SHARE = 0.8  # of the `asterisk` prompts; the rest stay held out with every other set
+
 # pocketsphinx-testdata's sets: folder -> transcription file, whose lines read "<s> words </s> (clip)".
 TRANSCRIBED = {"librivox": "transcription", "cards": "cards.transcription"}
 
@@ -79,6 +89,21 @@ def _prompts(folder: Path, listing: Path) -> dict[str, list[tuple[str, Path, str
     return sets
 
 
+def is_adaptation_prompt(section: str, clip: str) -> bool:
+    return section == "asterisk" and zlib.crc32(clip.encode()) % 100 < ADAPTATION_SHARE * 100
+
+
+def _write_adaptation_dataset(out: Path, clips: list[tuple[str, Path, str]]) -> None:
+    """The adaptation prompts as an LJSpeech-layout dataset: metadata.csv and wavs/ linked to the package's files."""
+    wavs = out / "wavs"
+    wavs.mkdir(parents=True, exist_ok=True)
+    for link in wavs.glob("*.wav"):
+        link.unlink()
+    for clip, path, _ in clips:
+        (wavs / f"{clip}.wav").symlink_to(path)
+    (out / "metadata.csv").write_text("".join(f"{clip}|{text}\n" for clip, _, text in clips))
+
+
 def write_manifest(
     out_dir: str | Path,
     pocketsphinx: Path = POCKETSPHINX,
@@ -86,7 +111,7 @@ def write_manifest(
     asterisk: Path = ASTERISK,
     asterisk_listing: Path = ASTERISK_LISTING,
 ) -> Path:
-    """manifest.jsonl with one held-out record per clip (absolute audio paths)."""
+    """manifest.jsonl with one record per clip (absolute audio paths), and the adaptation prompts' dataset beside it."""
     if not all((pocketsphinx / folder / listing).exists() for folder, listing in TRANSCRIBED.items()):
         raise SystemExit(f"no transcribed clips under {pocketsphinx}: apt-get install pocketsphinx-testdata")
     if not list(alsa.glob("*_*.wav")):
@@ -105,13 +130,15 @@ def write_manifest(
             "text": text,
             "normalized": text,
             "section": section,
-            "split": "heldout",
+            "split": "train" if is_adaptation_prompt(section, clip) else "heldout",
         }
         for section, clips in sets.items()
         for clip, path, text in clips
     ]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    adaptation = [c for c in sets["asterisk"] if is_adaptation_prompt("asterisk", c[0])]
+    _write_adaptation_dataset(out / ADAPTATION_FOLDER, adaptation)
     manifest = out / "manifest.jsonl"
     manifest.write_text("".join(json.dumps(r) + "\n" for r in records))
     return manifest
