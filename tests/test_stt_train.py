@@ -39,6 +39,12 @@ def test_recipe_trains_resumes_and_exports(fixture_corpus, tmp_path, monkeypatch
     state = torch.load(tmp_path / "next" / "checkpoint.pt", weights_only=False)
     assert torch.allclose(state["phone_head"]["weight"], source["phone_head"]["weight"])
     assert torch.allclose(state["model"]["ctc.weight"], source["model"]["ctc.weight"])
+    # A stage that keeps the turn head: the head stays as it starts while the rest learns.
+    kept = replace(continued, run_dir=str(tmp_path / "kept"), lr=1e-2, freeze_turn_head=True)
+    train(kept, progress=False)
+    state = torch.load(tmp_path / "kept" / "checkpoint.pt", weights_only=False)
+    assert torch.equal(state["model"]["turn.weight"], source["model"]["turn.weight"])
+    assert not torch.allclose(state["model"]["ctc.weight"], source["model"]["ctc.weight"])
 
     recognizer = load_from(export(cfg, tmp_path / "export"))
     assert recognizer.lm is None  # no language model yet: greedy decoding

@@ -74,6 +74,10 @@ class STTTrainConfig:
     # (`WeightAverage`), the raw weights validated beside it; 0: the raw weights.
     ema_decay: float = 0.0
     end_weight: float = 0.5
+    # Keep the turn head as the run starts (its weights frozen, its losses still on): the encoder then learns to
+    # keep feeding the head what it reads, so a stage that adapts the acoustics keeps the head's end-of-turn
+    # behaviour, which was trained on more conversations than the stage sees.
+    freeze_turn_head: bool = False
     speech_weight: float = 0.2
     # Frame-level phoneme targets from the corpus alignments, through an auxiliary head that only training
     # uses: a dense signal at every frame that teaches the encoder acoustics far faster than CTC alone.
@@ -367,7 +371,8 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
         # A source without a phoneme head (an export or best.pt): fit one to the frozen encoder first, since a
         # fresh head would pull the encoder off course just as above.
         fit_phone_head(model, phone_head, train_set, cfg, progress)
-    params = list(model.parameters()) + list(phone_head.parameters())
+    model.turn.requires_grad_(not cfg.freeze_turn_head)
+    params = [p for p in model.parameters() if p.requires_grad] + list(phone_head.parameters())
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     if ckpt is not None:
         opt.load_state_dict(ckpt["optimizer"])
