@@ -90,6 +90,7 @@ def _prompts(folder: Path, listing: Path) -> dict[str, list[tuple[str, Path, str
 
 
 def is_adaptation_prompt(section: str, clip: str) -> bool:
+    """Whether a clip is one of the prompts a recogniser may adapt on (a hash of its name: the same in every run)."""
     return section == "asterisk" and zlib.crc32(clip.encode()) % 100 < ADAPTATION_SHARE * 100
 
 
