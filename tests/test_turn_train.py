@@ -95,6 +95,26 @@ def test_a_retune_exports_the_recognisers_own_head_with_thresholds_chosen_anew(f
         export(replace(cfg, run_dir=str(tmp_path / "no-run")), tmp_path / "export2")
 
 
+def test_a_heads_own_unsure_tier_travels_with_the_language_model_into_every_stream(
+    fixture_corpus, recogniser, tmp_path
+):
+    from sonare.stt import load_from
+    from sonare.stt.lm import LM_FILE, WordLM
+    from sonare.stt.messages import RecognitionOptions
+    from sonare.stt.turns import DEFAULT_TIERS
+
+    assert load_from(recogniser).tiers == DEFAULT_TIERS  # none chosen: the defaults
+    cfg = small_run(fixture_corpus, recogniser, tmp_path, val_turn_fraction=1.0, max_false_cutoff=1.0, unsure_end=0.985)
+    export(cfg, tmp_path / "export", retune=True)
+    assert WordLM.load(tmp_path / "export" / LM_FILE).unsure_end == 0.985
+    stt = load_from(tmp_path / "export")
+    assert stt.tiers.unsure_end == 0.985 and stt.tiers.unfinished_end == DEFAULT_TIERS.unfinished_end
+    assert stt.open(RecognitionOptions(sample_rate=16000)).turns.tiers == stt.tiers
+    # A new language model for the same recogniser keeps the head's tier.
+    train_lm(LMTrainConfig(generated_sentences=50, wordnet=False), tmp_path / "export")
+    assert WordLM.load(tmp_path / "export" / LM_FILE).unsure_end == 0.985
+
+
 def test_a_run_of_another_encoder_is_not_resumed(fixture_corpus, recogniser, tmp_path):
     from safetensors.torch import save_file
 

@@ -11,7 +11,7 @@ import torch
 from sonare.audio.features import SAMPLE_RATE, log_mel
 from sonare.audio.resample import resample
 from sonare.stt.model import SUBSAMPLING
-from sonare.stt.turns import DEFAULT_TIERS, THRESHOLDS, SentenceEndTiers, turn_fires
+from sonare.stt.turns import THRESHOLDS, SentenceEndTiers, turn_fires
 
 if TYPE_CHECKING:
     from sonare.stt.beam import BeamDecoder
@@ -59,10 +59,11 @@ class SonareTurnDetector:
         threshold: float,
         decoder: GreedyDecoder | BeamDecoder | None,
         logp: np.ndarray,
-        tiers: SentenceEndTiers = DEFAULT_TIERS,
+        tiers: SentenceEndTiers | None = None,
     ) -> list[float]:
         """When a live client of this recogniser's step hears of each end of turn the tracker decides at
-        `threshold` (`turn_fires`)."""
+        `threshold` (`turn_fires`), with the recogniser's own sentence-end tiers unless given others."""
+        tiers = self.stt.tiers if tiers is None else tiers
         return turn_fires(probs, threshold, threshold, decoder, logp, step_seconds=self.stt.step_seconds, tiers=tiers)
 
     def detect(self, audio: np.ndarray, sample_rate: int) -> dict[float, list[float]]:

@@ -50,6 +50,7 @@ class WordLM:
         decoding: dict | None = None,
         end_threshold: float | None = None,
         eager_threshold: float | None = None,
+        unsure_end: float | None = None,
     ):
         self.vocab = vocab
         self.decoding = decoding or {}  # the beam search settings tuned for this model (`BeamSettings` fields)
@@ -57,6 +58,9 @@ class WordLM:
         # beside the beam for the same acoustic model (None: the acoustic model's own, chosen on its head alone).
         self.end_threshold = end_threshold
         self.eager_threshold = eager_threshold
+        # How sure the head must be where these words may end a sentence but likely do not (the middle tier of
+        # `sonare.stt.turns.SentenceEndTiers`), where an acoustic model's head needs its own (None: the default).
+        self.unsure_end = unsure_end
         self.ids = {w: i for i, w in enumerate(vocab)}
         self.unigram = unigram.tolist()
         self.bigrams, self.bigram_backoff = bigrams, bigram_backoff
@@ -152,7 +156,7 @@ class WordLM:
         tensors |= table(self.bigrams, "bigrams") | table(self.bigram_backoff, "bigram_backoff")
         tensors |= table(self.trigrams, "trigrams") | table(self.trigram_backoff, "trigram_backoff")
         metadata = {"vocab": json.dumps(self.vocab), "decoding": json.dumps(self.decoding)}
-        for name in ("end_threshold", "eager_threshold"):
+        for name in ("end_threshold", "eager_threshold", "unsure_end"):
             if getattr(self, name) is not None:
                 metadata[name] = str(getattr(self, name))
         save_file(tensors, str(path), metadata=metadata)
@@ -179,4 +183,5 @@ class WordLM:
             json.loads(meta.get("decoding", "{}")),
             float(meta["end_threshold"]) if "end_threshold" in meta else None,
             float(meta["eager_threshold"]) if "eager_threshold" in meta else None,
+            float(meta["unsure_end"]) if "unsure_end" in meta else None,
         )

@@ -45,7 +45,7 @@ from sonare.stt.messages import (
     TurnEvent,
 )
 from sonare.stt.model import SUBSAMPLING, STTModel, frame_time, heard_seconds
-from sonare.stt.turns import TurnTracker, hear_frame, step_after
+from sonare.stt.turns import DEFAULT_TIERS, SentenceEndTiers, TurnTracker, hear_frame, step_after
 
 MIN_RATE, MAX_RATE = 8000, 48000
 # Encoder frames one step may encode, all rows together (rows x longest row, since shorter rows are padded): a
@@ -80,6 +80,7 @@ class STTSession:
         eager_threshold: float,
         end_threshold: float,
         step_seconds: float,
+        tiers: SentenceEndTiers = DEFAULT_TIERS,
     ):
         self.options = options
         self.base_step = step_seconds
@@ -93,7 +94,7 @@ class STTSession:
         self.frames_encoded = 0  # log-mel frames ever encoded (a multiple of SUBSAMPLING)
         self.marks: collections.deque[_Mark] = collections.deque()
         self.decoder = decoder
-        self.turns = TurnTracker(eager_threshold, end_threshold)
+        self.turns = TurnTracker(eager_threshold, end_threshold, tiers=tiers)
         self.turns.configure(options.turn)
         self.segment_start = 0.0
         self.partial = ""
@@ -191,6 +192,7 @@ class STTStreamingModel:
         lm: WordLM | None = None,
         beam: BeamSettings | None = None,
         step_seconds: float = STEP_SECONDS,
+        tiers: SentenceEndTiers = DEFAULT_TIERS,
     ):
         if step_seconds < 0:
             raise ValueError("step_seconds must not be negative")
@@ -200,6 +202,7 @@ class STTStreamingModel:
         self.end_threshold = end_threshold
         self.lm = lm
         self.beam = beam or BeamSettings()
+        self.tiers = tiers  # the sentence-end check's tiers for this model's head
 
     def new_state(self, slots: int) -> BatchState:
         return self.model.new_state(slots)
@@ -211,7 +214,9 @@ class STTStreamingModel:
             raise ValueError(f"sample_rate must be between {MIN_RATE} and {MAX_RATE} Hz")
         if options.language not in LANGUAGES:
             raise ValueError(f"language {options.language!r} is not supported (supported: {', '.join(LANGUAGES)})")
-        return STTSession(options, self.new_decoder(), self.eager_threshold, self.end_threshold, self.step_seconds)
+        return STTSession(
+            options, self.new_decoder(), self.eager_threshold, self.end_threshold, self.step_seconds, self.tiers
+        )
 
     def new_decoder(self) -> GreedyDecoder | BeamDecoder:
         """A stream's decoder: the beam search with the word language model, or greedy without one."""

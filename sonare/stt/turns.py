@@ -16,7 +16,7 @@ start of a stream or mid-stream.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -34,8 +34,11 @@ EAGER_THRESHOLD = 0.5
 END_THRESHOLD = 0.8
 MAX_SILENCE_SECONDS = 4.0
 # End thresholds an evaluation sweeps: each is one operating point on the false cut-off / latency curve. The
-# head is often very sure of itself on hold pauses, so the sweep goes on in finer steps close to 1.
-THRESHOLDS = tuple(round(float(t), 2) for t in np.arange(0.3, 0.99, 0.05)) + (0.97, 0.98, 0.99, 0.995, 0.998)
+# head is often very sure of itself on hold pauses, so the sweep goes on in finer steps close to 1 (0.92 and 0.94:
+# session 35's heads crossed the cut-off budget and the latency target both between 0.9 and 0.95).
+THRESHOLDS = tuple(
+    sorted({round(float(t), 2) for t in np.arange(0.3, 0.99, 0.05)} | {0.92, 0.94, 0.97, 0.98, 0.99, 0.995, 0.998})
+)
 
 Kind = Literal["start", "eager_end", "resume", "end"]
 
@@ -60,6 +63,11 @@ class SentenceEndTiers:
 
 
 DEFAULT_TIERS = SentenceEndTiers()
+
+
+def sentence_end_tiers(unsure_end: float | None) -> SentenceEndTiers:
+    """The default tiers, with a language model's own middle tier where it has one (`WordLM.unsure_end`)."""
+    return DEFAULT_TIERS if unsure_end is None else replace(DEFAULT_TIERS, unsure_end=unsure_end)
 
 
 @dataclass

@@ -41,6 +41,7 @@ def load_from(directory: str | os.PathLike, language_model: bool = True, step_se
     from sonare.stt.beam import BeamSettings
     from sonare.stt.lm import LM_FILE, WordLM
     from sonare.stt.stream import STEP_SECONDS, STTStreamingModel
+    from sonare.stt.turns import sentence_end_tiers
 
     model, meta = load_model(directory)
     use_int8_projections(model)
@@ -51,8 +52,9 @@ def load_from(directory: str | os.PathLike, language_model: bool = True, step_se
     eager = lm.eager_threshold if lm is not None and lm.eager_threshold is not None else float(meta["eager_threshold"])
     # An eager end is a hint before the end: never surer than the end threshold in effect.
     eager = min(eager, end)
+    tiers = sentence_end_tiers(lm.unsure_end if lm is not None else None)
     step = STEP_SECONDS if step_seconds is None else step_seconds
-    return STTStreamingModel(model, eager, end, lm, beam, step)
+    return STTStreamingModel(model, eager, end, lm, beam, step, tiers)
 
 
 def load_default(

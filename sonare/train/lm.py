@@ -122,12 +122,14 @@ def tune(
 def tune_turn_thresholds(
     model: STTModel, lm: WordLM, settings: BeamSettings, items: list[Utterance], stt_cfg: STTTrainConfig
 ) -> tuple[dict[str, float], dict]:
-    """The end and eager-end thresholds with the beam's sentence-end check weighing in, on held-back
-    conversations (`turn_thresholds`), and the metrics at each."""
+    """The end and eager-end thresholds with the beam's sentence-end check weighing in (by the language model's
+    tiers), on held-back conversations (`turn_thresholds`), and the metrics at each."""
+    from sonare.stt.turns import sentence_end_tiers
     from sonare.train.stt import model_outputs, turn_curve, turn_thresholds
 
     seconds = model.cfg.ctc_frame_seconds
-    curve = turn_curve(items, model_outputs(model, items, stt_cfg), lambda: BeamDecoder(lm, settings, seconds))
+    outputs = model_outputs(model, items, stt_cfg)
+    curve = turn_curve(items, outputs, lambda: BeamDecoder(lm, settings, seconds), sentence_end_tiers(lm.unsure_end))
     thresholds = turn_thresholds(curve, stt_cfg.max_false_cutoff)
     metrics = {name: {k: round(v, 4) for k, v in curve[t].as_dict().items()} for name, t in thresholds.items()}
     print(f"LM: thresholds with the words {thresholds} on {len(items)} held-back conversations: {metrics}")
@@ -140,6 +142,9 @@ def train_lm(cfg: LMTrainConfig, out_dir: str | os.PathLike) -> Path:
     lm = WordLM.train(text, cfg.discount)
     print(f"LM: {len(text)} sentences, {len(lm.vocab)} words, {len(lm.trigrams)} trigrams kept")
     out = Path(out_dir) / LM_FILE
+    previous = WordLM.load(out) if out.exists() else None
+    # The middle sentence-end tier is chosen for the acoustic model's head (`sonare train turn`): it stays.
+    lm.unsure_end = previous.unsure_end if previous is not None else None
     try:
         if not cfg.stt_recipe:
             raise FileNotFoundError("no stt_recipe to tune the beam with")
@@ -149,7 +154,6 @@ def train_lm(cfg: LMTrainConfig, out_dir: str | os.PathLike) -> Path:
         print(f"LM: held-back WER greedy {report['greedy_wer']:.4f} -> beam {report['beam_wer']:.4f}")
     except FileNotFoundError as missing:
         # New words for a model whose beam was tuned before: the settings stay valid for a similar text.
-        previous = WordLM.load(out) if out.exists() else None
         decoding = previous.decoding if previous is not None else {}
         settings = BeamSettings(**{**decoding, "beam": cfg.beam, "margin": cfg.margin})
         if previous is not None:

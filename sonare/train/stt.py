@@ -35,6 +35,7 @@ from sonare.audio.features import warp_log_mel
 from sonare.recipe import read_recipe
 from sonare.stt.dataset import Utterance, load_source
 from sonare.stt.model import SUBSAMPLING, TURN_END, TURN_SPEECH, STTConfig, STTModel
+from sonare.stt.turns import DEFAULT_TIERS, SentenceEndTiers
 from sonare.train.common import (
     RECIPE_MAX_FALSE_CUTOFF,
     WeightAverage,
@@ -506,11 +507,16 @@ def greedy_text(logp: np.ndarray, frame_seconds: float) -> str:
     return transcript(GreedyDecoder(frame_seconds), logp)
 
 
-def turn_curve(items: list[Utterance], outputs, new_decoder: Callable[[], BeamDecoder] | None = None) -> dict:
+def turn_curve(
+    items: list[Utterance],
+    outputs,
+    new_decoder: Callable[[], BeamDecoder] | None = None,
+    tiers: SentenceEndTiers = DEFAULT_TIERS,
+) -> dict:
     """Turn metrics per end threshold, scored by the independent turn evaluator: the head alone, or with
-    `new_decoder` the words weighing in as they do in a stream (a fresh decoder per conversation; the language
-    model is trained after the acoustic model, so this recipe's own validation has only the head). Each end is
-    heard at the end of the shipped live step that heard it, as `sonare eval turns` hears it."""
+    `new_decoder` the words weighing in as they do in a stream, by `tiers` (a fresh decoder per conversation; the
+    language model is trained after the acoustic model, so this recipe's own validation has only the head). Each
+    end is heard at the end of the shipped live step that heard it, as `sonare eval turns` hears it."""
     from sonare.eval.turns import Pause, TurnOutcomes, score_fires, summarize
     from sonare.stt.stream import STEP_SECONDS
     from sonare.stt.turns import THRESHOLDS, turn_fires
@@ -520,7 +526,9 @@ def turn_curve(items: list[Utterance], outputs, new_decoder: Callable[[], BeamDe
         pooled = TurnOutcomes()
         for u, (logp, probs) in zip(items, outputs, strict=True):
             decoder = new_decoder() if new_decoder is not None else None
-            fires = turn_fires(probs, min(threshold, 0.5), threshold, decoder, logp, step_seconds=STEP_SECONDS)
+            fires = turn_fires(
+                probs, min(threshold, 0.5), threshold, decoder, logp, step_seconds=STEP_SECONDS, tiers=tiers
+            )
             seconds = len(u.mel) * 0.01
             pooled.extend(score_fires([Pause.from_dict(p) for p in u.pauses], fires, seconds))
         curve[threshold] = summarize(pooled)

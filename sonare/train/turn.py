@@ -58,6 +58,9 @@ class TurnTrainConfig:
     val_every: int = 500
     checkpoint_minutes: float = 5.0
     max_false_cutoff: float = STTTrainConfig.max_false_cutoff
+    # How sure the head must be where the words may end a sentence but likely do not (`SentenceEndTiers.
+    # unsure_end`), for a head that needs its own; stored with the language model (None: keep the recogniser's).
+    unsure_end: float | None = None
     # The STT recipe's share: the conversations its encoder never trained on choose the thresholds here too.
     val_turn_fraction: float = STTTrainConfig.val_turn_fraction
     threads: int = 1
@@ -260,6 +263,7 @@ def export(cfg: TurnTrainConfig, out_dir: str | os.PathLike, retune: bool = Fals
     lm_path = Path(cfg.stt_dir) / LM_FILE
     lm = WordLM.load(lm_path) if lm_path.exists() else None
     if lm is not None:
+        lm.unsure_end = cfg.unsure_end if cfg.unsure_end is not None else lm.unsure_end
         stt_cfg = STTTrainConfig(sources=cfg.sources, max_false_cutoff=cfg.max_false_cutoff, threads=cfg.threads)
         conversations = [u for _, u in held_back]
         with_words, _ = tune_turn_thresholds(model, lm, BeamSettings(**lm.decoding), conversations, stt_cfg)
@@ -271,6 +275,10 @@ def export(cfg: TurnTrainConfig, out_dir: str | os.PathLike, retune: bool = Fals
     save_file(weights, out / "stt.safetensors", metadata=metadata)
     if lm is not None:
         lm.save(out / LM_FILE)
-    with_words = f", with the words end {lm.end_threshold}, eager {lm.eager_threshold}" if lm is not None else ""
+    with_words = (
+        f", with the words end {lm.end_threshold}, eager {lm.eager_threshold}, unsure tier {lm.unsure_end}"
+        if lm is not None
+        else ""
+    )
     print(f"turn: head thresholds {thresholds}{with_words}")
     return out
