@@ -44,7 +44,7 @@ def main() -> None:
     from sonare.data.manifest import load_record_audio, split_records
     from sonare.eval.turns import END_OF_TURN, Pause, TurnOutcomes, score_fires, summarize
     from sonare.stt.evaluation import SonareTurnDetector
-    from sonare.stt.turns import DEFAULT_TIERS, SentenceEndTiers
+    from sonare.stt.turns import SentenceEndTiers
     from sonare.train.common import is_held_back
     from sonare.train.stt import STTTrainConfig
 
@@ -74,7 +74,7 @@ def main() -> None:
             pooled, ends = TurnOutcomes(), []
             for pauses, logp, probs, seconds in conversations:
                 decoder = detector.stt.new_decoder() if tiers is not None else None
-                fires = detector.fires(probs, threshold, decoder, logp, tiers or DEFAULT_TIERS)
+                fires = detector.fires(probs, threshold, decoder, logp, tiers)  # None: the recogniser's own
                 outcome = score_fires(pauses, fires, seconds)
                 pooled.extend(outcome)
                 silences = [p.end - p.start for p in pauses if p.kind == END_OF_TURN]
