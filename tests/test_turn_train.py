@@ -96,9 +96,10 @@ def test_a_retune_exports_the_recognisers_own_head_with_thresholds_chosen_anew(f
 
 
 def test_a_heads_own_unsure_tier_travels_with_the_language_model_into_every_stream(
-    fixture_corpus, recogniser, tmp_path
+    fixture_corpus, recogniser, tmp_path, monkeypatch
 ):
     from sonare.stt import load_from
+    from sonare.stt.evaluation import SonareTurnDetector
     from sonare.stt.lm import LM_FILE, WordLM
     from sonare.stt.messages import RecognitionOptions
     from sonare.stt.turns import DEFAULT_TIERS
@@ -110,6 +111,8 @@ def test_a_heads_own_unsure_tier_travels_with_the_language_model_into_every_stre
     stt = load_from(tmp_path / "export")
     assert stt.tiers.unsure_end == 0.985 and stt.tiers.unfinished_end == DEFAULT_TIERS.unfinished_end
     assert stt.open(RecognitionOptions(sample_rate=16000)).turns.tiers == stt.tiers
+    monkeypatch.setenv("SONARE_STT_DIR", str(tmp_path / "export"))  # `sonare eval turns` scores the same tiers
+    assert SonareTurnDetector().stt.tiers == stt.tiers
     # A new language model for the same recogniser keeps the head's tier.
     train_lm(LMTrainConfig(generated_sentences=50, wordnet=False), tmp_path / "export")
     assert WordLM.load(tmp_path / "export" / LM_FILE).unsure_end == 0.985
