@@ -150,6 +150,13 @@ def test_turn_fires_at_each_end():
     assert turn_fires(probs, 0.99, 0.99, step_seconds=0) == []
 
 
+def test_turn_fires_at_each_eager_end_too_when_asked():
+    speech, unsure, end = [0.0, 0.9], [0.6, 0.0], [0.95, 0.0]
+    probs = np.array([speech] * 3 + [unsure, end] + [speech] * 3 + [unsure] + [speech] * 3)  # the second resumes
+    assert turn_fires(probs, 0.5, 0.8, step_seconds=0) == [frame_time(4)]
+    assert turn_fires(probs, 0.5, 0.8, step_seconds=0, event="eager_end") == [frame_time(3), frame_time(8)]
+
+
 def test_a_stream_gathers_half_a_step_in_a_silence_and_twice_while_the_speaker_talks_nearly_alone():
     from sonare.stt.turns import FEW_ROWS
 

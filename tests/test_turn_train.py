@@ -3,6 +3,7 @@
 import json
 from dataclasses import asdict, replace
 
+import numpy as np
 import pytest
 import torch
 import yaml
@@ -113,8 +114,11 @@ def test_a_heads_own_unsure_tier_travels_with_the_language_model_into_every_stre
     assert stt.open(RecognitionOptions(sample_rate=16000)).turns.tiers == stt.tiers
     monkeypatch.setenv("SONARE_STT_DIR", str(tmp_path / "export"))  # `sonare eval turns` scores the same tiers
     assert SonareTurnDetector().stt.tiers == stt.tiers
+    eager = SonareTurnDetector(event="eager_end")  # its sweep stops at the recogniser's own end threshold
+    assert eager.setting_name == "eager_threshold" and eager.thresholds[-1] <= stt.end_threshold < 1.0
+    assert set(eager.detect(np.zeros(16000, np.float32), 16000)) == set(eager.thresholds)
     # A new language model for the same recogniser keeps the head's tier.
-    train_lm(LMTrainConfig(generated_sentences=50, wordnet=False), tmp_path / "export")
+    train_lm(LMTrainConfig(generated_sentences=50, wordnet=False, stt_recipe=None), tmp_path / "export")  # no tuning
     assert WordLM.load(tmp_path / "export" / LM_FILE).unsure_end == 0.985
 
 

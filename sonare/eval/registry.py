@@ -9,7 +9,7 @@ fails only when it is asked for.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 # Type-only imports keep this table cheap to import for the command line's choices.
 if TYPE_CHECKING:
@@ -97,10 +97,13 @@ def _sonare_transcriber(language_model: bool) -> Callable[[int], Transcriber]:
     return load
 
 
-def _sonare_turns() -> TurnDetector:
-    from sonare.stt.evaluation import SonareTurnDetector
+def _sonare_turns(event: Literal["end", "eager_end"]) -> Callable[[], TurnDetector]:
+    def load() -> TurnDetector:
+        from sonare.stt.evaluation import SonareTurnDetector
 
-    return SonareTurnDetector()
+        return SonareTurnDetector(event=event)
+
+    return load
 
 
 def _vad_timer() -> TurnDetector:
@@ -129,7 +132,8 @@ TRANSCRIBERS: dict[str, Callable[[int], Transcriber]] = {
 # name -> factory()
 TURN_DETECTORS: dict[str, Callable[[], TurnDetector]] = {
     "vad-timer": _vad_timer,
-    "sonare": _sonare_turns,
+    "sonare": _sonare_turns("end"),
+    "sonare-eager": _sonare_turns("eager_end"),  # the eager ends a client may act on speculatively
 }
 
 

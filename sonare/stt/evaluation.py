@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import torch
@@ -32,18 +32,21 @@ class SonareTranscriber:
 
 
 class SonareTurnDetector:
-    """The turn head, the decoder and the tracker at a sweep of end thresholds (`TurnDetector` protocol).
+    """The turn head, the decoder and the tracker at a sweep of end thresholds (`TurnDetector` protocol), or,
+    for the eager end, at a sweep of eager thresholds up to the recogniser's own end threshold, scoring the eager
+    ends a client may act on speculatively as the end's sweep scores the ends.
 
     The model's outputs come from one pass over the recording, which equals the streaming session's per-frame
     output (the model is causal and tests hold the two paths equal); the decoder and the tracker then run once
     per threshold, as the session runs them, so the language model's view of the words weighs in."""
 
-    setting_name = "end_threshold"
-
-    def __init__(self, step_seconds: float | None = None) -> None:
+    def __init__(self, step_seconds: float | None = None, event: Literal["end", "eager_end"] = "end") -> None:
         from sonare.stt import load_default
 
         self.stt = load_default(os.environ.get("SONARE_STT_DIR"), step_seconds=step_seconds)
+        self.event = event
+        self.setting_name = "end_threshold" if event == "end" else "eager_threshold"
+        self.thresholds = [t for t in THRESHOLDS if event == "end" or t <= self.stt.end_threshold]
 
     @torch.inference_mode()
     def outputs(self, audio: np.ndarray, sample_rate: int) -> tuple[np.ndarray, np.ndarray]:
@@ -61,11 +64,13 @@ class SonareTurnDetector:
         logp: np.ndarray,
         tiers: SentenceEndTiers | None = None,
     ) -> list[float]:
-        """When a live client of this recogniser's step hears of each end of turn the tracker decides at
-        `threshold` (`turn_fires`), with the recogniser's own sentence-end tiers unless given others."""
+        """When a live client of this recogniser's step hears of each end of turn (or eager end) the tracker
+        decides at `threshold` (`turn_fires`), with the recogniser's own sentence-end tiers unless given others."""
         tiers = self.stt.tiers if tiers is None else tiers
-        return turn_fires(probs, threshold, threshold, decoder, logp, step_seconds=self.stt.step_seconds, tiers=tiers)
+        end = threshold if self.event == "end" else self.stt.end_threshold
+        step = self.stt.step_seconds
+        return turn_fires(probs, threshold, end, decoder, logp, step_seconds=step, tiers=tiers, event=self.event)
 
     def detect(self, audio: np.ndarray, sample_rate: int) -> dict[float, list[float]]:
         logp, probs = self.outputs(audio, sample_rate)
-        return {t: self.fires(probs, t, self.stt.new_decoder(), logp) for t in THRESHOLDS}
+        return {t: self.fires(probs, t, self.stt.new_decoder(), logp) for t in self.thresholds}

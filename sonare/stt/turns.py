@@ -176,12 +176,14 @@ def turn_fires(
     *,
     step_seconds: float,
     tiers: SentenceEndTiers = DEFAULT_TIERS,
+    event: Kind = "end",
 ) -> list[float]:
-    """Times (seconds) a live client hears of each end of turn a tracker decides, fed one recording's per-frame
-    sigmoid turn outputs (L, 2) and, with a decoder, its CTC log-probabilities (L·R, V) frame by frame as a stream
-    is (`hear_frame`; a segment closes at each end), so that the words weigh in. Each end arrives at the end of the
-    live step that heard its frame, the steps laid as a stream with base step `step_seconds` stepped alone lays
-    them (`step_after`), for a client whose chunks divide its steps; at once with no gathering (0)."""
+    """Times (seconds) a live client hears of each end of turn a tracker decides (or of each `event` of another
+    kind, such as "eager_end"), fed one recording's per-frame sigmoid turn outputs (L, 2) and, with a decoder, its
+    CTC log-probabilities (L·R, V) frame by frame as a stream is (`hear_frame`; a segment closes at each end), so
+    that the words weigh in. Each event arrives at the end of the live step that heard its frame, the steps laid as
+    a stream with base step `step_seconds` stepped alone lays them (`step_after`), for a client whose chunks divide
+    its steps; at once with no gathering (0)."""
     tracker = TurnTracker(eager_threshold, end_threshold, tiers=tiers)
     per = len(logp) // len(probs) if decoder is not None and len(probs) else 0
     fires = []
@@ -194,8 +196,8 @@ def turn_fires(
             kind = tracker.push(p[TURN_END], p[TURN_SPEECH])
         else:
             kind = hear_frame(decoder, tracker, logp[k * per : (k + 1) * per], p, k)
-        if kind == "end":
+        if kind == event:
             fires.append(heard_at)
-            if decoder is not None:
-                decoder.take_segment()
+        if kind == "end" and decoder is not None:
+            decoder.take_segment()
     return fires
