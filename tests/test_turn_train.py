@@ -103,7 +103,7 @@ def test_a_heads_own_unsure_tier_travels_with_the_language_model_into_every_stre
     from sonare.stt.evaluation import SonareTurnDetector
     from sonare.stt.lm import LM_FILE, WordLM
     from sonare.stt.messages import RecognitionOptions
-    from sonare.stt.turns import DEFAULT_TIERS
+    from sonare.stt.turns import DEFAULT_TIERS, turn_fires
 
     assert load_from(recogniser).tiers == DEFAULT_TIERS  # none chosen: the defaults
     cfg = small_run(fixture_corpus, recogniser, tmp_path, val_turn_fraction=1.0, max_false_cutoff=1.0, unsure_end=0.985)
@@ -116,7 +116,12 @@ def test_a_heads_own_unsure_tier_travels_with_the_language_model_into_every_stre
     assert SonareTurnDetector().stt.tiers == stt.tiers
     eager = SonareTurnDetector(event="eager_end")  # its sweep stops at the recogniser's own end threshold
     assert eager.setting_name == "eager_threshold" and eager.thresholds[-1] <= stt.end_threshold < 1.0
-    assert set(eager.detect(np.zeros(16000, np.float32), 16000)) == set(eager.thresholds)
+    eager.stt.end_threshold = 0.8  # as a recogniser whose end threshold is 0.8: eager ends at 0.5 come first
+    speech, unsure, end = [0.0, 0.9], [0.6, 0.0], [0.95, 0.0]
+    probs = np.array([speech] * 3 + [unsure, end] + [speech] * 3 + [unsure] + [speech] * 3)  # the second resumes
+    fires = eager.fires(probs, 0.5, None, None)
+    expected = turn_fires(probs, 0.5, 0.8, step_seconds=eager.stt.step_seconds, tiers=stt.tiers, event="eager_end")
+    assert len(fires) == 2 and fires == expected
     # A new language model for the same recogniser keeps the head's tier.
     train_lm(LMTrainConfig(generated_sentences=50, wordnet=False, stt_recipe=None), tmp_path / "export")  # no tuning
     assert WordLM.load(tmp_path / "export" / LM_FILE).unsure_end == 0.985
