@@ -97,3 +97,40 @@ def test_speaker_transform_pitch_and_tempo():
     np.testing.assert_array_equal(
         apply_speaker_transform(x, SAMPLE_RATE, same), apply_speaker_transform(x, SAMPLE_RATE, same)
     )
+
+
+def test_augment_copies_become_new_speakers_with_their_timings_retimed(tmp_path):
+    pytest.importorskip("pyworld")
+    from types import SimpleNamespace
+
+    from sonare.audio.io import load_audio, save_audio
+    from sonare.data.augment import plan_augment, render_augment
+
+    save_audio(tmp_path / "src.wav", _voice_like(1.0, f0=140.0), SAMPLE_RATE)
+    source = {
+        "id": "src", "section": "real", "audio": "src.wav", "text": "hello there", "speaker": "recorded:one",
+        "teacher": "recorded", "voice": "one", "transform": {}, "duration": 1.0, "sample_rate": SAMPLE_RATE,
+        "words": [{"word": "hello", "start": 0.1, "end": 0.5}, {"word": "there", "start": 0.5, "end": 0.9}],
+        "phones": [{"phoneme": "h", "start": 0.1, "end": 0.2}],
+    }  # fmt: skip
+    config = SimpleNamespace(seed=1)
+    section = SimpleNamespace(
+        name="copies", sources=["real"], acoustic={}, split="train", tasks=["stt"],
+        transform={"pitch_semitones": [11.9, 12.0], "tempo": [1.25, 1.25]},
+    )  # fmt: skip
+    plan = plan_augment(config, section, [source])
+    specs = [next(plan) for _ in range(3)]
+    assert len({str(s["transform"]) for s in specs}) == 3  # each copy its own speaker
+
+    record = render_augment(specs[0], str(tmp_path))
+    audio, _ = load_audio(tmp_path / record["audio"], SAMPLE_RATE)
+    assert abs(record["duration"] - 0.8) < 0.01
+    assert record["words"][1] == {"word": "there", "start": 0.4, "end": 0.72}
+    assert record["phones"][0]["end"] == 0.16
+    assert record["speaker"] != source["speaker"] and record["transform"]["tempo"] == 1.25
+    f, p = signal.welch(audio[2000:-2000], fs=SAMPLE_RATE, nperseg=4096)
+    assert abs(f[np.argmax(p)] - 280.0) < 20  # an octave up
+
+    section.transform = {}
+    plain = render_augment(next(plan_augment(config, section, [source])), str(tmp_path))
+    assert plain["speaker"] == source["speaker"] and plain["words"] == source["words"]

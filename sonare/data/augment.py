@@ -3,6 +3,9 @@
 Every transform is drawn from a seeded generator and recorded as a parameter dict in the
 manifest, and rendering from the dict is deterministic, so a copy can be recreated exactly.
 Order of application: reverberation, additive noise, telephone channel, level, clipping.
+
+A section with `transform` ranges also makes each copy a new speaker first (`sonare.data.speakers`): a
+real recording's articulation and prosody heard in many voices, where the recordings hold only one.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from scipy import signal
 from sonare.audio.codecs import alaw_decode, alaw_encode, mulaw_decode, mulaw_encode
 from sonare.audio.io import load_audio, save_audio
 from sonare.audio.resample import resample
+from sonare.data.speakers import SpeakerTransform, apply_speaker_transform, sample_transform
 
 SAMPLE_RATE = 16000
 NOISE_KINDS = ("white", "pink", "brown", "babble", "hum", "events")
@@ -252,6 +256,7 @@ def plan_augment(config, section, records: list[dict[str, Any]]):
         pool = by_section[int(rng.integers(len(by_section)))]
         source = pool[int(rng.integers(len(pool)))]
         item_id = f"{section.name}-{index:06d}"
+        transform = sample_transform(rng, section.transform) if section.transform else SpeakerTransform()
         yield {
             "kind": "augment",
             "id": item_id,
@@ -259,6 +264,7 @@ def plan_augment(config, section, records: list[dict[str, Any]]):
             "audio": audio_path(section, item_id, index),
             "source": source,
             "augment": sample_acoustic(rng, section.acoustic),
+            "transform": transform.to_dict(),
             "split": section.split,
             "tasks": section.tasks,
         }
@@ -267,10 +273,20 @@ def plan_augment(config, section, records: list[dict[str, Any]]):
 
 def render_augment(spec: dict[str, Any], corpus_dir: str) -> dict[str, Any]:
     source = spec["source"]
+    from sonare.data.build import speaker_id
+
     audio, _ = load_audio(Path(corpus_dir) / source["audio"], SAMPLE_RATE)
-    audio = apply_acoustic(audio, spec["augment"])
+    transform = SpeakerTransform.from_dict(spec.get("transform", {}))
+    audio = apply_acoustic(apply_speaker_transform(audio, SAMPLE_RATE, transform), spec["augment"])
     save_audio(Path(corpus_dir) / spec["audio"], audio, SAMPLE_RATE)
     record = {k: v for k, v in source.items() if k not in ("alignment",)}
+    if not transform.is_identity:
+        record.update(
+            speaker=speaker_id(source["teacher"], source["voice"], transform),
+            transform={**source.get("transform", {}), **transform.to_dict()},
+            words=_retimed(source.get("words", []), transform.tempo),
+            phones=_retimed(source.get("phones", []), transform.tempo),
+        )
     record.update(
         id=spec["id"],
         section=spec["section"],
@@ -283,3 +299,8 @@ def render_augment(spec: dict[str, Any], corpus_dir: str) -> dict[str, Any]:
         tasks=spec["tasks"],
     )
     return record
+
+
+def _retimed(timings: list[dict[str, Any]], tempo: float) -> list[dict[str, Any]]:
+    """Word or phone timings of audio played `tempo` times faster."""
+    return [{**t, "start": round(t["start"] / tempo, 4), "end": round(t["end"] / tempo, 4)} for t in timings]
