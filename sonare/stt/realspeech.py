@@ -12,7 +12,9 @@ this machine, each set a section of its own:
   8 kHz; what each says is listed in the package's core-sounds-en.txt;
 - `asterisk-words`: the same voice's isolated words for reading out numbers, dates and call signs ("twelfth",
   "November", "foxtrot"). Spoken letters, symbols and tones are left out: a letter's name has no spelling to
-  score a transcript against.
+  score a transcript against;
+- `ktuberling` (ktuberling-data): KDE's KTuberling toy naming the pieces a child places ("moustache", "palm
+  tree", "pepperoni"), one voice, 44.1 kHz, GPL-2+; each sound's name in the English sound theme is what it says.
 
 Four fifths of the `asterisk` prompts (chosen by a hash of their names, so always the same ones) are also written
 as a recorded dataset in the LJSpeech layout, `asterisk-adaptation/`, for a recogniser to adapt to real speech
@@ -20,7 +22,7 @@ as a recorded dataset in the LJSpeech layout, `asterisk-adaptation/`, for a reco
 `split: train`, so `sonare eval stt` (held-out split by default) scores only what no model trained on: the last
 fifth, `asterisk-words` and the other voices. `--split train` scores the adaptation prompts themselves.
 
-    apt-get install pocketsphinx-testdata alsa-utils asterisk-core-sounds-en asterisk-core-sounds-en-wav
+    apt-get install pocketsphinx-testdata alsa-utils asterisk-core-sounds-en asterisk-core-sounds-en-wav ktuberling-data
     python -m sonare.stt.realspeech runs/realspeech
     sonare eval stt --manifest runs/realspeech/manifest.jsonl --asr sonare --asr whisper-tiny
 """
@@ -46,6 +48,10 @@ ASTERISK_SECTIONS = {
     "digits": "asterisk-words",
     "phonetic": "asterisk-words",
 }
+KTUBERLING = Path("/usr/share/ktuberling/sounds")
+# KTuberling sound names whose words are spelled otherwise: joined, or misspelled in the theme. "ufo" is left out:
+# a run of letters' names, like Asterisk's spoken letters.
+KTUBERLING_WORDS = {"palmtree": "palm tree", "fallingstar": "falling star", "sphynx": "sphinx", "brocolli": "broccoli"}
 ADAPTATION_FOLDER = "asterisk-adaptation"
 ADAPTATION_SHARE = 0.8  # of the `asterisk` prompts; the rest stay held out with every other set
 
@@ -66,6 +72,17 @@ def _transcribed(folder: Path, listing: str) -> list[tuple[str, Path, str]]:
 def _announcements(folder: Path) -> list[tuple[str, Path, str]]:
     """speaker-test's channel names, which each file says (Noise.wav is noise)."""
     return [(p.stem, p, p.stem.replace("_", " ").lower()) for p in sorted(folder.glob("*_*.wav"))]
+
+
+def _named_pieces(folder: Path) -> list[tuple[str, Path, str]]:
+    """KTuberling's English sounds: a name is a piece, after its playground's prefix ("egypt_camel" says "camel")."""
+    theme = (folder / "en.soundtheme").read_text(encoding="utf-8")
+    clips = []
+    for name, file in re.findall(r'<sound name="([^"]+)" file="([^"]+)"', theme):
+        word = name.rpartition("_")[2]
+        if word != "ufo" and (folder / file).exists():
+            clips.append((name, folder / file, KTUBERLING_WORDS.get(word, word)))
+    return clips
 
 
 def _spoken(listed: str) -> str:
@@ -111,6 +128,7 @@ def write_manifest(
     alsa: Path = ALSA,
     asterisk: Path = ASTERISK,
     asterisk_listing: Path = ASTERISK_LISTING,
+    ktuberling: Path = KTUBERLING,
 ) -> Path:
     """manifest.jsonl with one record per clip (absolute audio paths), and the adaptation prompts' dataset beside it."""
     if not all((pocketsphinx / folder / listing).exists() for folder, listing in TRANSCRIBED.items()):
@@ -121,9 +139,12 @@ def write_manifest(
         raise SystemExit(
             f"no Asterisk prompts under {asterisk}: apt-get install asterisk-core-sounds-en asterisk-core-sounds-en-wav"
         )
+    if not (ktuberling / "en.soundtheme").exists():
+        raise SystemExit(f"no KTuberling sounds under {ktuberling}: apt-get install ktuberling-data")
     sets = {section: _transcribed(pocketsphinx / section, listing) for section, listing in TRANSCRIBED.items()}
     sets["alsa"] = _announcements(alsa)
     sets.update(_prompts(asterisk, asterisk_listing))
+    sets["ktuberling"] = _named_pieces(ktuberling)
     records = [
         {
             "id": f"{section}-{clip}",
