@@ -134,3 +134,17 @@ def test_augment_copies_become_new_speakers_with_their_timings_retimed(tmp_path)
     section.transform = {}
     plain = render_augment(next(plan_augment(config, section, [source])), str(tmp_path))
     assert plain["speaker"] == source["speaker"] and plain["words"] == source["words"]
+
+
+def test_speaker_transforms_compose_into_one():
+    pytest.importorskip("pyworld")
+    first = SpeakerTransform(pitch_semitones=3.0, pitch_range=1.2, formant_ratio=1.1, tempo=1.1)
+    second = SpeakerTransform(pitch_semitones=-5.0, pitch_range=0.5, formant_ratio=0.9, tempo=1.2)
+    both = first.then(second)
+    assert both.to_dict() == {"pitch_semitones": -2.0, "pitch_range": 0.6, "formant_ratio": 0.99, "tempo": 1.32}
+    x = _voice_like(1.0, f0=140.0)
+    twice = apply_speaker_transform(apply_speaker_transform(x, SAMPLE_RATE, first), SAMPLE_RATE, second)
+    once = apply_speaker_transform(x, SAMPLE_RATE, both)
+    assert abs(len(twice) - len(once)) < 0.01 * SAMPLE_RATE
+    pitch = [signal.welch(y[2000:-2000], fs=SAMPLE_RATE, nperseg=4096) for y in (twice, once)]
+    assert abs(pitch[0][0][np.argmax(pitch[0][1])] - pitch[1][0][np.argmax(pitch[1][1])]) < 10

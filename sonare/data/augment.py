@@ -272,18 +272,20 @@ def plan_augment(config, section, records: list[dict[str, Any]]):
 
 
 def render_augment(spec: dict[str, Any], corpus_dir: str) -> dict[str, Any]:
-    source = spec["source"]
     from sonare.data.build import speaker_id
 
+    source = spec["source"]
     audio, _ = load_audio(Path(corpus_dir) / source["audio"], SAMPLE_RATE)
     transform = SpeakerTransform.from_dict(spec.get("transform", {}))
     audio = apply_acoustic(apply_speaker_transform(audio, SAMPLE_RATE, transform), spec["augment"])
     save_audio(Path(corpus_dir) / spec["audio"], audio, SAMPLE_RATE)
     record = {k: v for k, v in source.items() if k not in ("alignment",)}
     if not transform.is_identity:
+        # The copy's voice is the source's own transform (a teacher's transformed speaker) followed by this one.
+        voice = SpeakerTransform.from_dict(source.get("transform") or {}).then(transform)
         record.update(
-            speaker=speaker_id(source["teacher"], source["voice"], transform),
-            transform={**source.get("transform", {}), **transform.to_dict()},
+            speaker=speaker_id(source["teacher"], source["voice"], voice),
+            transform=voice.to_dict(),
             words=_retimed(source.get("words", []), transform.tempo),
             phones=_retimed(source.get("phones", []), transform.tempo),
         )

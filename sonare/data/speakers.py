@@ -37,6 +37,16 @@ class SpeakerTransform:
     def from_dict(values: dict[str, float]) -> SpeakerTransform:
         return SpeakerTransform(**values)
 
+    def then(self, other: SpeakerTransform) -> SpeakerTransform:
+        """This transform followed by `other`, as one: in log F0 shifts add and scalings multiply, and the
+        frequency-axis and time-axis stretches multiply."""
+        return SpeakerTransform(
+            pitch_semitones=self.pitch_semitones + other.pitch_semitones,
+            pitch_range=self.pitch_range * other.pitch_range,
+            formant_ratio=self.formant_ratio * other.formant_ratio,
+            tempo=self.tempo * other.tempo,
+        )
+
 
 def _warp_envelope(sp: np.ndarray, ratio: float) -> np.ndarray:
     """New envelope at frequency f = old envelope at f / ratio (linear interpolation per frame)."""
