@@ -17,8 +17,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # Debian packages: teacher engines of the data factory (flite, festival voices), real non-speech noise, real
-# speech for STT evaluation (pocketsphinx-testdata, alsa-utils, Asterisk's prompts, KTuberling's words), and nginx for the
-# multi-replica test. Root only; skipped when all are present.
+# speech for STT evaluation (pocketsphinx-testdata, alsa-utils, Asterisk's prompts, KTuberling's words), and
+# nginx for the multi-replica test. Root only; skipped when all are present.
 DEBIAN_PACKAGES := flite festival festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts \
 	sound-theme-freedesktop pocketsphinx-testdata alsa-utils asterisk-core-sounds-en \
 	asterisk-core-sounds-en-wav ktuberling-data nginx-light
