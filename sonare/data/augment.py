@@ -276,7 +276,7 @@ def render_augment(spec: dict[str, Any], corpus_dir: str) -> dict[str, Any]:
 
     source = spec["source"]
     audio, _ = load_audio(Path(corpus_dir) / source["audio"], SAMPLE_RATE)
-    transform = SpeakerTransform.from_dict(spec.get("transform", {}))
+    transform = SpeakerTransform.from_dict(spec["transform"])
     audio = apply_acoustic(apply_speaker_transform(audio, SAMPLE_RATE, transform), spec["augment"])
     save_audio(Path(corpus_dir) / spec["audio"], audio, SAMPLE_RATE)
     record = {k: v for k, v in source.items() if k not in ("alignment",)}

@@ -49,9 +49,9 @@ ASTERISK_SECTIONS = {
     "phonetic": "asterisk-words",
 }
 KTUBERLING = Path("/usr/share/ktuberling/sounds")
-# KTuberling sound names whose words are spelled otherwise: joined, or misspelled in the theme. "ufo" is left out:
-# a run of letters' names, like Asterisk's spoken letters.
+# KTuberling sound names whose words are spelled otherwise: joined, or misspelled in the theme.
 KTUBERLING_WORDS = {"palmtree": "palm tree", "fallingstar": "falling star", "sphynx": "sphinx", "brocolli": "broccoli"}
+KTUBERLING_LETTERS = {"ufo"}  # a run of letters' names, left out like Asterisk's spoken letters
 ADAPTATION_FOLDER = "asterisk-adaptation"
 ADAPTATION_SHARE = 0.8  # of the `asterisk` prompts; the rest stay held out with every other set
 
@@ -80,7 +80,7 @@ def _named_pieces(folder: Path) -> list[tuple[str, Path, str]]:
     clips = []
     for name, file in re.findall(r'<sound name="([^"]+)" file="([^"]+)"', theme):
         word = name.rpartition("_")[2]
-        if word != "ufo" and (folder / file).exists():
+        if word not in KTUBERLING_LETTERS and (folder / file).exists():
             clips.append((name, folder / file, KTUBERLING_WORDS.get(word, word)))
     return clips
 
