@@ -126,6 +126,7 @@ def test_real_speech_manifest_lists_every_transcribed_set(tmp_path, tiny):
     assert sorted(f"asterisk-{r.id}" for r in recorded) == sorted(r["id"] for r in adaptation)
     assert all(r.wav.resolve() == Path(by_id[f"asterisk-{r.id}"]["audio"]) for r in recorded)
     assert {r.text for r in recorded} == {r["text"] for r in adaptation}
+    assert (tmp_path / "asterisk-adaptation" / "text.txt").read_text().splitlines() == [r.text for r in recorded]
     # Real speech with its transcript: an independent recogniser reads most of it, at 16 and 48 kHz alike.
     clips = []
     for record in (by_id["cards-005"], by_id["alsa-Front_Left"]):

@@ -145,3 +145,18 @@ def test_new_domain_text_without_a_corpus_keeps_the_tuned_beam(lm, tmp_path):
     assert "sonare" in updated.words
     assert updated.decoding["alpha"] == 0.6 and updated.decoding["beta"] == 2.5 and updated.decoding["beam"] == 8
     assert updated.end_threshold == 0.7
+
+
+def test_repeated_domain_text_keeps_its_word_triples(tmp_path):
+    from sonare.train.lm import LMTrainConfig, train_lm
+
+    (tmp_path / "domain.txt").write_text("please enter your mailbox number\n")
+    probability = {}
+    for repeat in (1, 3):
+        out = tmp_path / f"repeat-{repeat}"
+        out.mkdir()
+        cfg = LMTrainConfig(generated_sentences=50, wordnet=False, text_files=[str(tmp_path / "domain.txt")],
+                            text_repeat=repeat, stt_recipe=None)  # fmt: skip
+        probability[repeat] = WordLM.load(train_lm(cfg, out)).log_prob("enter", "your", "mailbox")
+    # seen once, the triple is pruned and "mailbox" after "enter your" falls back on lower orders
+    assert probability[3] > probability[1] + 1.0

@@ -112,7 +112,8 @@ def is_adaptation_prompt(section: str, clip: str) -> bool:
 
 
 def _write_adaptation_dataset(out: Path, clips: list[tuple[str, Path, str]]) -> None:
-    """The adaptation prompts as an LJSpeech-layout dataset: metadata.csv and wavs/ linked to the package's files."""
+    """The adaptation prompts as an LJSpeech-layout dataset (metadata.csv and wavs/ linked to the package's files),
+    and their transcripts one per line in text.txt, for a language model's `text_files`."""
     wavs = out / "wavs"
     wavs.mkdir(parents=True, exist_ok=True)
     for link in wavs.glob("*.wav"):
@@ -120,6 +121,7 @@ def _write_adaptation_dataset(out: Path, clips: list[tuple[str, Path, str]]) -> 
     for clip, path, _ in clips:
         (wavs / f"{clip}.wav").symlink_to(path)
     (out / "metadata.csv").write_text("".join(f"{clip}|{text}\n" for clip, _, text in clips))
+    (out / "text.txt").write_text("".join(f"{text}\n" for _, _, text in clips))
 
 
 def write_manifest(

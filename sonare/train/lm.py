@@ -40,6 +40,9 @@ class LMTrainConfig:
     seed: int = 1
     wordnet: bool = True
     text_files: list[str] = field(default_factory=list)
+    # How many times each line of text_files counts: a domain's few sentences among hundreds of thousands of
+    # generated ones. Word triples seen once are dropped (`WordLM.train`), so a phrase must repeat to stay.
+    text_repeat: int = 1
     discount: float = 0.75
     stt_recipe: str | None = "configs/stt-default.yaml"  # its held-back training clips tune the beam
     tune_clips: int = 100
@@ -64,7 +67,7 @@ def training_text(cfg: LMTrainConfig) -> list[str]:
     if cfg.wordnet:
         sentences += [s for s in corpus_sentences() if split_of(s) == "train"]
     for path in cfg.text_files:
-        sentences += Path(path).read_text(encoding="utf-8").splitlines()
+        sentences += Path(path).read_text(encoding="utf-8").splitlines() * cfg.text_repeat
     spoken = (spoken_text(normalize(s)) for s in sentences)
     return [s for s in spoken if s]
 
