@@ -201,3 +201,26 @@ def test_missing_model_answers_503_and_the_rest_serves(tmp_path):
         assert httpx.get(f"{tts_only.http}/ready").json()["models"] == ["tts"]
     finally:
         tts_only.stop()
+
+
+def test_keyterms_are_taken_and_too_many_refused(server):
+    # Repeated, with spaces encoded both ways clients encode them: the session opens and transcribes.
+    with ws_client.connect(stt_url(server) + "&keyterm=Sonare&keyterm=pound%20key&keyterm=Acme+Corp") as ws:
+        ws.send(s16(tone("7", 16000)))
+        ws.send("close")
+        finals = [m for m in until_closed(ws) if m.get("is_final")]
+    assert [f["text"] for f in finals] == [" seven"]
+    with ws_client.connect(stt_url(server) + "".join(f"&keyterm=term{i}" for i in range(101))) as ws:
+        messages = until_closed(ws)
+        assert ws.close_code == 1008
+    assert messages[0]["type"] == "error" and "keyterm" in messages[0]["message"]
+
+
+def test_keyterm_bounds():
+    from sonare.server.errors import ApiError
+    from sonare.server.stt_request import keyterms
+
+    assert keyterms([" Acme Corp ", "R2D2"]) == ("Acme Corp", "R2D2")
+    for values, fragment in ((["x" * 601, "y" * 600], "1200 characters"), (["ok", "--"], "letter or digit")):
+        with pytest.raises(ApiError, match=fragment):
+            keyterms(values)

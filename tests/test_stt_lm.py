@@ -160,3 +160,16 @@ def test_repeated_domain_text_keeps_its_word_triples(tmp_path):
         probability[repeat] = WordLM.load(train_lm(cfg, out)).log_prob("enter", "your", "mailbox")
     # seen once, the triple is pruned and "mailbox" after "enter your" falls back on lower orders
     assert probability[3] > probability[1] + 1.0
+
+
+def test_a_key_term_wins_where_the_audio_is_unsure_and_leaves_other_audio_alone(lm):
+    # "the cat mab" (a product name the model does not know) where the acoustics lean slightly to "mat"
+    spelling = [{ch: 0.9} for ch in "the cat ma"] + [{"t": 0.5, "b": 0.4}]
+    plain, _ = _decode(BeamDecoder(lm, BeamSettings(), FRAME_SECONDS), _frames(spelling))
+    boosted, _ = _decode(
+        BeamDecoder(lm, BeamSettings(), FRAME_SECONDS, keyterms=["MAB", "Zorb Ltd."]), _frames(spelling)
+    )
+    assert plain == "the cat mat" and boosted == "the cat mab"
+    # audio that clearly says a known word keeps it
+    clear = _frames([{ch: 0.95} for ch in "the cat mat"])
+    assert _decode(BeamDecoder(lm, BeamSettings(), FRAME_SECONDS, keyterms=["mab"]), clear)[0] == "the cat mat"

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ TURN_RANGES = {
     "turn_end_timeout_ms": (640.0, 11200.0),
 }
 VAD_RANGES = {"min_volume": (0.0, 1.0), "max_silence_duration_secs": (0.0, 60.0)}
+MAX_KEYTERMS, MAX_KEYTERM_CHARS = 100, 1200  # the Cartesia API's bounds on `keyterm`
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,19 @@ def audio_params(query: Mapping[str, str]) -> AudioParams:
     if not rate_text.isdigit() or not MIN_RATE <= int(rate_text) <= MAX_RATE:
         raise invalid(f"sample_rate must be an integer between {MIN_RATE} and {MAX_RATE}")
     return AudioParams(encoding, int(rate_text), language_code(query.get("language")))
+
+
+def keyterms(values: Sequence[str]) -> tuple[str, ...]:
+    """A client's key terms (the repeatable `keyterm`, already URL-decoded): each with a letter or digit, at most
+    MAX_KEYTERMS of them and MAX_KEYTERM_CHARS characters in all."""
+    terms = tuple(v.strip() for v in values)
+    if len(terms) > MAX_KEYTERMS:
+        raise invalid(f"at most {MAX_KEYTERMS} keyterm values are allowed, got {len(terms)}")
+    if sum(len(t) for t in terms) > MAX_KEYTERM_CHARS:
+        raise invalid(f"keyterm values may hold at most {MAX_KEYTERM_CHARS} characters in all")
+    if not all(re.search(r"[^\W_]", t) for t in terms):
+        raise invalid("every keyterm must contain a letter or digit")
+    return terms
 
 
 def check_ranges(query: Mapping[str, Any], ranges: Mapping[str, tuple[float, float]]) -> dict[str, float]:

@@ -21,7 +21,14 @@ from sonare.server import errors
 from sonare.server.audio_in import PcmDecoder
 from sonare.server.errors import ApiError, invalid, request_id_of
 from sonare.server.service import Service, stream_error
-from sonare.server.stt_request import VAD_RANGES, AudioParams, audio_params, check_ranges, turn_settings
+from sonare.server.stt_request import (
+    VAD_RANGES,
+    AudioParams,
+    audio_params,
+    check_ranges,
+    keyterms,
+    turn_settings,
+)
 from sonare.server.ws import accept
 from sonare.stt.messages import (
     AudioIn,
@@ -107,7 +114,8 @@ class SttSocket:
         query = dict(self.ws.query_params)
         self.params = audio_params(query)
         turn = self.turn_options(query)
-        options = RecognitionOptions(self.params.sample_rate, self.params.language, turn=turn)
+        terms = keyterms(self.ws.query_params.getlist("keyterm"))
+        options = RecognitionOptions(self.params.sample_rate, self.params.language, turn=turn, keyterms=terms)
         return self.service.open_stream("stt", options)
 
     async def _receive(self, stream: Stream) -> None:

@@ -8,6 +8,10 @@ when it closes a word (`sonare.stt.lm`); spelling its way out of every known wor
 once, so such prefixes fall out of the beam early instead of when the space finally comes. Prefixes (and
 their extensions) scoring more than `margin` below the best are dropped, and at most `beam` are kept.
 
+Key terms (a client's recall boost: product names, jargon) are words the search treats as likely in any context:
+each word of a term costs at most `KEYTERM_LOG_PROB` of language model, so an unknown name is spelled without
+the unknown-word charge and a known but rare one competes with the common words it sounds like.
+
 Stability, as the streaming API promises (a partial revises at most its last word): the words that every
 hypothesis in the beam agrees on are committed and can never change, since every later hypothesis descends
 from one of these. A word of the best hypothesis that ended `commit_seconds` ago is committed even if some
@@ -18,6 +22,7 @@ partials. A partial shows the committed words and one tentative word of the best
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import itemgetter
 
@@ -26,9 +31,13 @@ import numpy as np
 from sonare.stt.decode import word_at
 from sonare.stt.lm import BOS, EOS, WordLM
 from sonare.stt.messages import Word
-from sonare.stt.vocab import ALPHABET, BLANK, SPACE
+from sonare.stt.vocab import ALPHABET, BLANK, SPACE, spoken_text
+from sonare.text.normalize import normalize
 
 NEG = -1e30
+# A key term's words are never less likely than one in 20, whatever the language model says: about what the
+# model gives a common word in a usual context, so the boost lets a name win where the audio supports it.
+KEYTERM_LOG_PROB = math.log(1 / 20)
 
 
 @dataclass(frozen=True)
@@ -69,10 +78,12 @@ class _Hyp:
 class BeamDecoder:
     """Same interface as `GreedyDecoder`: `push` frames, read `text()` / `words`, `take_segment()`."""
 
-    def __init__(self, lm: WordLM, settings: BeamSettings, frame_seconds: float):
+    def __init__(self, lm: WordLM, settings: BeamSettings, frame_seconds: float, keyterms: Iterable[str] = ()):
         self.lm = lm
         self.settings = settings
         self.frame_seconds = frame_seconds  # the model's CTC frame
+        self.boosted = frozenset(w for term in keyterms for w in spoken_text(normalize(term)).split())
+        self.boosted_prefixes = frozenset(w[:i] for w in self.boosted for i in range(1, len(w) + 1))
         self._reset()
 
     def _reset(self) -> None:
@@ -84,16 +95,20 @@ class BeamDecoder:
     def _word_score(self, words: tuple[str, ...], word: str) -> float:
         history = (BOS, BOS, *words)[-2:]
         lp = self.lm.log_prob(history[0], history[1], word)
-        if lp is None:  # unknown: charged `oov` now, unless its spelling already paid when it left every word
+        if word in self.boosted:
+            lp = KEYTERM_LOG_PROB if lp is None else max(lp, KEYTERM_LOG_PROB)
+        elif lp is None:  # unknown: charged `oov` now, unless its spelling already paid when it left every word
             lp = self.settings.oov if word in self.lm.prefixes else 0.0
         return self.settings.beta + self.settings.alpha * lp
 
     def _letter_score(self, part: str, extended: str) -> float:
-        """The cost of spelling `extended` after `part`: `alpha * oov` when it leaves every known word."""
-        prefixes = self.lm.prefixes
-        if (not part or part in prefixes) and extended not in prefixes:
+        """The cost of spelling `extended` after `part`: `alpha * oov` when it leaves every known word and key term."""
+        if (not part or self._spellable(part)) and not self._spellable(extended):
             return self.settings.alpha * self.settings.oov
         return 0.0
+
+    def _spellable(self, letters: str) -> bool:
+        return letters in self.lm.prefixes or letters in self.boosted_prefixes
 
     # -- decoding -----------------------------------------------------------------------------------------
 

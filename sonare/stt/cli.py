@@ -23,6 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-turns", action="store_true", help="no turn detection: one transcript for the whole file")
     p.add_argument("--model-dir", help="load weights from this directory instead of the bundled ones")
     p.add_argument("--greedy", action="store_true", help="decode without the word language model (faster)")
+    p.add_argument(
+        "--keyterm", action="append", default=[], help="a word or name to favour (repeatable; with the language model)"
+    )
     p.set_defaults(handler=_transcribe)
 
 
@@ -48,7 +51,7 @@ def _transcribe(args: argparse.Namespace) -> int:
     except (OSError, RuntimeError, ValueError) as exc:
         raise SystemExit(f"error: cannot read {args.file}: {exc}") from exc
     model = load_default(args.model_dir, language_model=not args.greedy)
-    options = RecognitionOptions(sample_rate=rate, turn_detection=not args.no_turns)
+    options = RecognitionOptions(sample_rate=rate, turn_detection=not args.no_turns, keyterms=tuple(args.keyterm))
     start = time.monotonic()
     finals = []
     for event in model.stream(_chunks(audio, rate, args.stream), options):

@@ -28,6 +28,7 @@ class RecognitionOptions:
     language: str = "en"
     turn_detection: bool = True  # emit TurnEvent and finalize turns on the model's end-of-turn decision
     turn: TurnSettings = field(default_factory=TurnSettings)
+    keyterms: tuple[str, ...] = ()  # words and names to favour (a recall boost; with the language model only)
 
 
 # -- inputs -------------------------------------------------------------------------------------------------

@@ -215,13 +215,19 @@ class STTStreamingModel:
         if options.language not in LANGUAGES:
             raise ValueError(f"language {options.language!r} is not supported (supported: {', '.join(LANGUAGES)})")
         return STTSession(
-            options, self.new_decoder(), self.eager_threshold, self.end_threshold, self.step_seconds, self.tiers
+            options,
+            self.new_decoder(options.keyterms),
+            self.eager_threshold,
+            self.end_threshold,
+            self.step_seconds,
+            self.tiers,
         )
 
-    def new_decoder(self) -> GreedyDecoder | BeamDecoder:
-        """A stream's decoder: the beam search with the word language model, or greedy without one."""
+    def new_decoder(self, keyterms: Sequence[str] = ()) -> GreedyDecoder | BeamDecoder:
+        """A stream's decoder: the beam search with the word language model (favouring `keyterms`), or greedy
+        without one (which has no word scores to boost)."""
         seconds = self.model.cfg.ctc_frame_seconds
-        return BeamDecoder(self.lm, self.beam, seconds) if self.lm is not None else GreedyDecoder(seconds)
+        return BeamDecoder(self.lm, self.beam, seconds, keyterms) if self.lm is not None else GreedyDecoder(seconds)
 
     # -- one batched step --------------------------------------------------------------------------------
 

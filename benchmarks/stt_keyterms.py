@@ -1,0 +1,101 @@
+"""Key terms (the API's `keyterm`, `sonare transcribe --keyterm`): how often a boosted word is heard, and what a
+boost for a word that is not said costs.
+
+For every held-out clip, its rarest word of four letters or more (the lowest unigram probability in the shipped
+language model, or a word it does not know: the product names and jargon a client would boost) is the key term.
+Each clip's CTC log-probabilities are computed once and decoded three ways: no key terms; its own rare word as
+the key term; and the rare word of another clip as the key term (a boost for a word that is not said). Prints the
+share of clips whose rare word is in the transcript, the WER, and how often a word boosted but not said appears.
+
+    python benchmarks/stt_keyterms.py --manifest corpus/default/manifest-heldout.jsonl --clips 200
+    python benchmarks/stt_keyterms.py --manifest runs/realspeech/manifest.jsonl --sections asterisk
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import torch
+
+
+def held_out_clips(manifest: str, clips: int, sections: list[str] | None) -> list[tuple[str, np.ndarray]]:
+    """(transcript, CTC log-probabilities (frames, V)) of the first held-out clips (conversations left out)."""
+    from sonare.audio.features import SAMPLE_RATE, log_mel
+    from sonare.audio.io import load_audio
+    from sonare.audio.resample import resample
+    from sonare.data.manifest import read_manifest
+    from sonare.stt.model import SUBSAMPLING
+    from sonare.stt.weights import load_default
+
+    model = load_default(language_model=False).model
+    out = []
+    for record in read_manifest(manifest):
+        if record["split"] != "heldout" or "conversation" in record["section"]:
+            continue
+        if sections and record["section"] not in sections:
+            continue
+        audio, rate = load_audio(Path(manifest).parent / record["audio"])  # an absolute path stays as it is
+        mel = log_mel(resample(audio, rate, SAMPLE_RATE) if rate != SAMPLE_RATE else audio)
+        mel = mel[: len(mel) // SUBSAMPLING * SUBSAMPLING]
+        with torch.inference_mode():
+            ctc, _, _ = model(mel[None])
+        out.append((record.get("normalized") or record["text"], torch.log_softmax(ctc[0], -1).numpy()))
+        if len(out) == clips:
+            break
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--manifest", default="corpus/default/manifest-heldout.jsonl")
+    parser.add_argument("--clips", type=int, default=200)
+    parser.add_argument("--sections", nargs="+", help="only these sections of the manifest")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+
+    from sonare.eval.wer import corpus_errors, normalize_for_wer
+    from sonare.stt.beam import BeamDecoder
+    from sonare.stt.decode import transcript
+    from sonare.stt.weights import load_default
+
+    stt = load_default()
+    lm, seconds = stt.lm, stt.model.cfg.ctc_frame_seconds
+
+    def rarity(word: str) -> float:
+        known = lm.ids.get(word)
+        return -1.0 if known is None else lm.unigram[known]
+
+    clips = held_out_clips(args.manifest, args.clips, args.sections)
+    rare = []
+    for text, _ in clips:
+        words = [w for w in normalize_for_wer(text) if len(w) >= 4 and w.isalpha()]
+        rare.append(min(words, key=rarity) if words else None)
+    scored = [(i, t, logp) for i, (t, logp) in enumerate(clips) if rare[i] is not None]
+    others = [rare[scored[(k + 1) % len(scored)][0]] for k in range(len(scored))]  # another clip's rare word
+
+    rows = {}
+    for name, terms in (
+        ("no key terms", [[] for _ in scored]),
+        ("its rare word boosted", [[rare[i]] for i, _, _ in scored]),
+        ("another clip's rare word boosted", [[w] for w in others]),
+    ):
+        pairs, heard, false_alarms = [], 0, 0
+        for (i, text, logp), boost in zip(scored, terms, strict=True):
+            hyp = transcript(BeamDecoder(lm, stt.beam, seconds, boost), logp)
+            words = normalize_for_wer(hyp)
+            pairs.append((text, hyp))
+            heard += rare[i] in words
+            said = normalize_for_wer(text)
+            false_alarms += sum(1 for w in boost if w in words and w not in said)
+        rows[name] = (heard / len(scored), corpus_errors(pairs).wer, false_alarms)
+    unknown = sum(rare[i] not in lm.ids for i, _, _ in scored)
+    print(f"{len(scored)} clips of {args.manifest} ({unknown} rare words unknown to the language model)")
+    print(f"{'decoding':<34} {'rare word heard':>15} {'WER':>7} {'boosted, not said, heard':>25}")
+    for name, (share, wer, alarms) in rows.items():
+        print(f"{name:<34} {share:15.1%} {wer:7.1%} {alarms:25d}")
+
+
+if __name__ == "__main__":
+    main()
