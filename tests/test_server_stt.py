@@ -224,3 +224,16 @@ def test_keyterm_bounds():
     for values, fragment in ((["x" * 601, "y" * 600], "1200 characters"), (["ok", "--"], "letter or digit")):
         with pytest.raises(ApiError, match=fragment):
             keyterms(values)
+
+
+def test_max_silence_is_the_turn_timeout_of_the_client_finalized_route():
+    from sonare.server.errors import ApiError
+    from sonare.server.stt_request import silence_settings
+    from sonare.stt.messages import TurnSettings
+
+    assert silence_settings({"max_silence_duration_secs": "1.5", "min_volume": "0.2"}) == TurnSettings(
+        end_timeout_s=1.5
+    )
+    assert silence_settings({}) == TurnSettings()
+    with pytest.raises(ApiError, match="max_silence_duration_secs"):
+        silence_settings({"max_silence_duration_secs": "-1"})

@@ -76,6 +76,13 @@ def check_ranges(query: Mapping[str, Any], ranges: Mapping[str, tuple[float, flo
     return values
 
 
+def silence_settings(query: Mapping[str, Any]) -> TurnSettings:
+    """The turn settings of the client-finalized route's VAD-style options: `max_silence_duration_secs` is the
+    silence after which the server finalizes on its own (the turn head may end a turn sooner); `min_volume` is
+    checked and unused, since the model's speech head, not a level, decides what is silence."""
+    return TurnSettings(end_timeout_s=check_ranges(query, VAD_RANGES).get("max_silence_duration_secs"))
+
+
 def turn_settings(query: Mapping[str, Any]) -> TurnSettings:
     """A client's turn settings (query parameters, or a config message's `turn` object with the `turn_` prefix
     added): each in range, and start > eager_end > end, the absent ones taken at the API's defaults."""

@@ -21,14 +21,7 @@ from sonare.server import errors
 from sonare.server.audio_in import PcmDecoder
 from sonare.server.errors import ApiError, invalid, request_id_of
 from sonare.server.service import Service, stream_error
-from sonare.server.stt_request import (
-    VAD_RANGES,
-    AudioParams,
-    audio_params,
-    check_ranges,
-    keyterms,
-    turn_settings,
-)
+from sonare.server.stt_request import AudioParams, audio_params, keyterms, silence_settings, turn_settings
 from sonare.server.ws import accept
 from sonare.stt.messages import (
     AudioIn,
@@ -64,9 +57,8 @@ class SttSocket:
     # -- what differs between the two protocols -----------------------------------------------------------
 
     def turn_options(self, query: dict[str, str]) -> TurnSettings:
-        """The session's turn settings from the query (this route takes VAD-style options, checked, unused)."""
-        check_ranges(query, VAD_RANGES)
-        return TurnSettings()
+        """The session's turn settings from the query (this route's are VAD-style: `silence_settings`)."""
+        return silence_settings(query)
 
     async def opened(self) -> None:
         """Sent once the stream is admitted."""
