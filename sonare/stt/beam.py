@@ -103,12 +103,10 @@ class BeamDecoder:
 
     def _letter_score(self, part: str, extended: str) -> float:
         """The cost of spelling `extended` after `part`: `alpha * oov` when it leaves every known word and key term."""
-        if (not part or self._spellable(part)) and not self._spellable(extended):
+        known, boosted = self.lm.prefixes, self.boosted_prefixes  # two sets: no per-stream copy of the LM's
+        if (not part or part in known or part in boosted) and extended not in known and extended not in boosted:
             return self.settings.alpha * self.settings.oov
         return 0.0
-
-    def _spellable(self, letters: str) -> bool:
-        return letters in self.lm.prefixes or letters in self.boosted_prefixes
 
     # -- decoding -----------------------------------------------------------------------------------------
 
