@@ -1,27 +1,31 @@
 """Key terms (the API's `keyterm`, `sonare transcribe --keyterm`): how often a boosted word is heard, and what a
 boost for a word that is not said costs.
 
-For every held-out clip, its rarest word of four letters or more (the lowest unigram probability in the shipped
-language model, or a word it does not know: the product names and jargon a client would boost) is the key term.
-Each clip's CTC log-probabilities are computed once and decoded three ways: no key terms; its own rare word as
-the key term; and the rare word of another clip as the key term (a boost for a word that is not said). Prints the
-share of clips whose rare word is in the transcript, the WER, and how often a word boosted but not said appears.
+For every clip (of the held-out split unless `--split` names another), its rarest word of four letters or more (the
+lowest unigram probability in the shipped language model, or a word it does not know: the product names and jargon a
+client would boost) is the key term. Each clip's CTC log-probabilities are computed once and decoded three ways: no
+key terms; its own rare word as the key term; and the rare word of another clip as the key term (a boost for a word
+that is not said). Prints the share of clips whose rare word is in the transcript, the WER, and how often a word
+boosted but not said appears; `--floors` compares key-term probability floors (`sonare.stt.beam.KEYTERM_LOG_PROB`),
+to choose one on clips that are not held out.
 
-    python benchmarks/stt_keyterms.py --manifest corpus/default/manifest-heldout.jsonl --clips 200
+    python benchmarks/stt_keyterms.py --manifest corpus/default/manifest-heldout.jsonl --clips 400
     python benchmarks/stt_keyterms.py --manifest runs/realspeech/manifest.jsonl --sections asterisk
+    python benchmarks/stt_keyterms.py --manifest corpus/default/manifest.jsonl --split train --floors 0.01 0.05 0.2
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 import numpy as np
 import torch
 
 
-def held_out_clips(manifest: str, clips: int, sections: list[str] | None) -> list[tuple[str, np.ndarray]]:
-    """(transcript, CTC log-probabilities (frames, V)) of the first held-out clips (conversations left out)."""
+def split_clips(manifest: str, split: str, clips: int, sections: list[str] | None) -> list[tuple[str, np.ndarray]]:
+    """(transcript, CTC log-probabilities (frames, V)) of the split's first clips (conversations left out)."""
     from sonare.audio.features import SAMPLE_RATE, log_mel
     from sonare.audio.io import load_audio
     from sonare.audio.resample import resample
@@ -32,7 +36,7 @@ def held_out_clips(manifest: str, clips: int, sections: list[str] | None) -> lis
     model = load_default(language_model=False).model
     out = []
     for record in read_manifest(manifest):
-        if record["split"] != "heldout" or "conversation" in record["section"]:
+        if record["split"] != split or "conversation" in record["section"]:
             continue
         if sections and record["section"] not in sections:
             continue
@@ -52,10 +56,15 @@ def main() -> None:
     parser.add_argument("--manifest", default="corpus/default/manifest-heldout.jsonl")
     parser.add_argument("--clips", type=int, default=200)
     parser.add_argument("--sections", nargs="+", help="only these sections of the manifest")
+    parser.add_argument("--split", default="heldout")
+    parser.add_argument(
+        "--floors", type=float, nargs="+", help="key-term probability floors to compare (default: the shipped one)"
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
 
     from sonare.eval.wer import corpus_errors, normalize_for_wer
+    from sonare.stt import beam
     from sonare.stt.beam import BeamDecoder
     from sonare.stt.decode import transcript
     from sonare.stt.weights import load_default
@@ -67,7 +76,7 @@ def main() -> None:
         known = lm.ids.get(word)
         return -1.0 if known is None else lm.unigram[known]
 
-    clips = held_out_clips(args.manifest, args.clips, args.sections)
+    clips = split_clips(args.manifest, args.split, args.clips, args.sections)
     rare = []
     for text, _ in clips:
         words = [w for w in normalize_for_wer(text) if len(w) >= 4 and w.isalpha()]
@@ -75,12 +84,13 @@ def main() -> None:
     scored = [(i, t, logp) for i, (t, logp) in enumerate(clips) if rare[i] is not None]
     others = [rare[scored[(k + 1) % len(scored)][0]] for k in range(len(scored))]  # another clip's rare word
 
+    runs = [("no key terms", [[] for _ in scored], beam.KEYTERM_LOG_PROB)]
+    for floor in args.floors or [math.exp(beam.KEYTERM_LOG_PROB)]:
+        runs.append((f"its rare word boosted, {floor:g}", [[rare[i]] for i, _, _ in scored], math.log(floor)))
+        runs.append((f"another clip's word boosted, {floor:g}", [[w] for w in others], math.log(floor)))
     rows = {}
-    for name, terms in (
-        ("no key terms", [[] for _ in scored]),
-        ("its rare word boosted", [[rare[i]] for i, _, _ in scored]),
-        ("another clip's rare word boosted", [[w] for w in others]),
-    ):
+    for name, terms, log_floor in runs:
+        beam.KEYTERM_LOG_PROB = log_floor  # read at each word the search closes
         pairs, heard, false_alarms = [], 0, 0
         for (i, text, logp), boost in zip(scored, terms, strict=True):
             hyp = transcript(BeamDecoder(lm, stt.beam, seconds, boost), logp)
@@ -91,10 +101,10 @@ def main() -> None:
             false_alarms += sum(1 for w in boost if w in words and w not in said)
         rows[name] = (heard / len(scored), corpus_errors(pairs).wer, false_alarms)
     unknown = sum(rare[i] not in lm.ids for i, _, _ in scored)
-    print(f"{len(scored)} clips of {args.manifest} ({unknown} rare words unknown to the language model)")
-    print(f"{'decoding':<34} {'rare word heard':>15} {'WER':>7} {'boosted, not said, heard':>25}")
+    print(f"{len(scored)} {args.split} clips of {args.manifest} ({unknown} rare words unknown to the language model)")
+    print(f"{'decoding, floor':<40} {'rare word heard':>15} {'WER':>7} {'boosted, not said, heard':>25}")
     for name, (share, wer, alarms) in rows.items():
-        print(f"{name:<34} {share:15.1%} {wer:7.1%} {alarms:25d}")
+        print(f"{name:<40} {share:15.1%} {wer:7.1%} {alarms:25d}")
 
 
 if __name__ == "__main__":
