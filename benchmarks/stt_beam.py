@@ -15,13 +15,17 @@ import dataclasses
 import hashlib
 import json
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
 
 
-def clip_log_probs(manifest: str, clips: int) -> list[np.ndarray]:
-    """CTC log-probabilities (frames, V) of the first `clips` held-out clips (conversations left out)."""
+def clip_log_probs(
+    manifest: str, clips: int, split: str = "heldout", sections: list[str] | None = None
+) -> list[tuple[str, np.ndarray]]:
+    """(transcript, CTC log-probabilities (frames, V)) of the split's first `clips` clips, conversations left out,
+    only `sections` when given; audio paths are relative to the manifest or absolute."""
     from sonare.audio.features import StreamingLogMel
     from sonare.audio.io import load_audio
     from sonare.audio.resample import resample
@@ -32,14 +36,16 @@ def clip_log_probs(manifest: str, clips: int) -> list[np.ndarray]:
     model = load_default(language_model=False).model
     out = []
     for record in read_manifest(manifest):
-        if record["split"] != "heldout" or "conversation" in record["section"]:
+        if record["split"] != split or "conversation" in record["section"]:
             continue
-        audio, rate = load_audio(f"{manifest.rsplit('/', 1)[0]}/{record['audio']}")
+        if sections and record["section"] not in sections:
+            continue
+        audio, rate = load_audio(Path(manifest).parent / record["audio"])
         mel = StreamingLogMel().push(resample(audio, rate, 16000))
         mel = mel[: len(mel) // SUBSAMPLING * SUBSAMPLING]
         with torch.inference_mode():
             ctc, _, _ = model(mel[None])
-        out.append(torch.log_softmax(ctc[0], -1).numpy())
+        out.append((record.get("normalized") or record["text"], torch.log_softmax(ctc[0], -1).numpy()))
         if len(out) == clips:
             break
     return out
@@ -79,7 +85,7 @@ def main() -> None:
     overrides = {k: v for k, v in (("beam", args.beam), ("margin", args.margin)) if v is not None}
     settings = dataclasses.replace(stt.beam, **overrides)
     seconds, per = stt.model.cfg.ctc_frame_seconds, stt.model.cfg.ctc_per_frame
-    logps = clip_log_probs(args.manifest, args.clips)
+    logps = [logp for _, logp in clip_log_probs(args.manifest, args.clips)]
     audio_s = sum(len(x) for x in logps) * seconds
     result = {"clips": len(logps), "audio_seconds": round(audio_s, 1), "settings": dataclasses.asdict(settings)}
     for name, make in {

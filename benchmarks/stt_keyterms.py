@@ -18,37 +18,9 @@ from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 
-import numpy as np
 import torch
-
-
-def split_clips(manifest: str, split: str, clips: int, sections: list[str] | None) -> list[tuple[str, np.ndarray]]:
-    """(transcript, CTC log-probabilities (frames, V)) of the split's first clips (conversations left out)."""
-    from sonare.audio.features import SAMPLE_RATE, log_mel
-    from sonare.audio.io import load_audio
-    from sonare.audio.resample import resample
-    from sonare.data.manifest import read_manifest
-    from sonare.stt.model import SUBSAMPLING
-    from sonare.stt.weights import load_default
-
-    model = load_default(language_model=False).model
-    out = []
-    for record in read_manifest(manifest):
-        if record["split"] != split or "conversation" in record["section"]:
-            continue
-        if sections and record["section"] not in sections:
-            continue
-        audio, rate = load_audio(Path(manifest).parent / record["audio"])  # an absolute path stays as it is
-        mel = log_mel(resample(audio, rate, SAMPLE_RATE) if rate != SAMPLE_RATE else audio)
-        mel = mel[: len(mel) // SUBSAMPLING * SUBSAMPLING]
-        with torch.inference_mode():
-            ctc, _, _ = model(mel[None])
-        out.append((record.get("normalized") or record["text"], torch.log_softmax(ctc[0], -1).numpy()))
-        if len(out) == clips:
-            break
-    return out
+from stt_beam import clip_log_probs  # benchmarks/, this script's folder
 
 
 def main() -> None:
@@ -76,7 +48,7 @@ def main() -> None:
         known = lm.ids.get(word)
         return -1.0 if known is None else lm.unigram[known]
 
-    clips = split_clips(args.manifest, args.split, args.clips, args.sections)
+    clips = clip_log_probs(args.manifest, args.clips, args.split, args.sections)
     rare = []
     for text, _ in clips:
         words = [w for w in normalize_for_wer(text) if len(w) >= 4 and w.isalpha()]
