@@ -91,6 +91,10 @@ class ToneSession:
         return self.done
 
 
+# The options of every stream opened, in order: what a route made of a client's parameters, for tests to read.
+OPENED: list[RecognitionOptions] = []
+
+
 class ToneRecognizer:
     name = "tone-stt"
 
@@ -102,6 +106,7 @@ class ToneRecognizer:
             raise ValueError("expected RecognitionOptions")
         if options.language != "en":
             raise ValueError(f"language {options.language!r} is not supported")
+        OPENED.append(options)
         return ToneSession(options)
 
     def step(self, state: BatchState, sessions: Sequence[ToneSession]) -> tuple[BatchState, list[list[Any]]]:

@@ -10,6 +10,7 @@ import httpx
 import numpy as np
 import pytest
 import soundfile as sf
+import stt_tone_model
 import websockets.sync.client as ws_client
 from server_harness import start_server
 from stt_tone_model import tone
@@ -119,6 +120,7 @@ def test_turns_socket_reports_turns_with_cumulative_transcripts(server):
         ("/stt/websocket", {"sample_rate": "abc"}, "sample_rate"),
         ("/stt/websocket", {"sample_rate": "96000"}, "sample_rate"),
         ("/stt/websocket", {"min_volume": "2"}, "min_volume"),
+        ("/stt/websocket", {"max_silence_duration_secs": "-1"}, "max_silence_duration_secs"),
         ("/stt/websocket", {"language": "xx"}, "language"),
         ("/stt/turns/websocket", {"turn_eager_end_threshold": "0.3", "turn_end_threshold": "0.4"}, "start >"),
     ],
@@ -203,13 +205,16 @@ def test_missing_model_answers_503_and_the_rest_serves(tmp_path):
         tts_only.stop()
 
 
-def test_keyterms_are_taken_and_too_many_refused(server):
-    # Repeated, with spaces encoded both ways clients encode them: the session opens and transcribes.
-    with ws_client.connect(stt_url(server) + "&keyterm=Sonare&keyterm=pound%20key&keyterm=Acme+Corp") as ws:
+def test_keyterms_and_max_silence_reach_the_stream_and_too_many_keyterms_are_refused(server):
+    # Repeated, with spaces encoded both ways clients encode them.
+    query = "&keyterm=Sonare&keyterm=pound%20key&keyterm=Acme+Corp&max_silence_duration_secs=1.5"
+    with ws_client.connect(stt_url(server) + query) as ws:
         ws.send(s16(tone("7", 16000)))
         ws.send("close")
         finals = [m for m in until_closed(ws) if m.get("is_final")]
     assert [f["text"] for f in finals] == [" seven"]
+    assert stt_tone_model.OPENED[-1].keyterms == ("Sonare", "pound key", "Acme Corp")
+    assert stt_tone_model.OPENED[-1].turn.end_timeout_s == 1.5
     with ws_client.connect(stt_url(server) + "".join(f"&keyterm=term{i}" for i in range(101))) as ws:
         messages = until_closed(ws)
         assert ws.close_code == 1008
@@ -224,16 +229,3 @@ def test_keyterm_bounds():
     for values, fragment in ((["x" * 601, "y" * 600], "1200 characters"), (["ok", "--"], "letter or digit")):
         with pytest.raises(ApiError, match=fragment):
             keyterms(values)
-
-
-def test_max_silence_is_the_turn_timeout_of_the_client_finalized_route():
-    from sonare.server.errors import ApiError
-    from sonare.server.stt_request import silence_settings
-    from sonare.stt.messages import TurnSettings
-
-    assert silence_settings({"max_silence_duration_secs": "1.5", "min_volume": "0.2"}) == TurnSettings(
-        end_timeout_s=1.5
-    )
-    assert silence_settings({}) == TurnSettings()
-    with pytest.raises(ApiError, match="max_silence_duration_secs"):
-        silence_settings({"max_silence_duration_secs": "-1"})

@@ -31,8 +31,7 @@ import numpy as np
 from sonare.stt.decode import word_at
 from sonare.stt.lm import BOS, EOS, WordLM
 from sonare.stt.messages import Word
-from sonare.stt.vocab import ALPHABET, BLANK, SPACE, spoken_text
-from sonare.text.normalize import normalize
+from sonare.stt.vocab import ALPHABET, BLANK, SPACE, written_to_spoken
 
 NEG = -1e30
 # A key term's words are never less likely than one in 20, whatever the language model says: about what the
@@ -82,7 +81,7 @@ class BeamDecoder:
         self.lm = lm
         self.settings = settings
         self.frame_seconds = frame_seconds  # the model's CTC frame
-        self.boosted = frozenset(w for term in keyterms for w in spoken_text(normalize(term)).split())
+        self.boosted = frozenset(w for term in keyterms for w in written_to_spoken(term).split())
         self.boosted_prefixes = frozenset(w[:i] for w in self.boosted for i in range(1, len(w) + 1))
         self._reset()
 

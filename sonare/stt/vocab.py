@@ -27,6 +27,14 @@ def spoken_text(text: str) -> str:
     return " ".join(w for w in words if w)
 
 
+def written_to_spoken(text: str) -> str:
+    """Written text ("Call 911 at 5pm.") as the recogniser spells it: normalised (`sonare.text.normalize`), then
+    `spoken_text`. The word language model learns its words this way, so key terms are looked up this way too."""
+    from sonare.text.normalize import normalize
+
+    return spoken_text(normalize(text))
+
+
 def encode(text: str) -> list[int] | None:
     """Target ids of a transcript, or None when the alphabet cannot spell it."""
     spoken = spoken_text(text)

@@ -58,9 +58,8 @@ class LMTrainConfig:
 
 def training_text(cfg: LMTrainConfig) -> list[str]:
     """The model's sentences in spoken form."""
-    from sonare.stt.vocab import spoken_text
+    from sonare.stt.vocab import written_to_spoken
     from sonare.text.corpus import corpus_sentences
-    from sonare.text.normalize import normalize
     from sonare.text.sentences import generate_sentences, split_of
 
     sentences = generate_sentences(cfg.generated_sentences, seed=cfg.seed, split="train")
@@ -68,7 +67,7 @@ def training_text(cfg: LMTrainConfig) -> list[str]:
         sentences += [s for s in corpus_sentences() if split_of(s) == "train"]
     for path in cfg.text_files:
         sentences += Path(path).read_text(encoding="utf-8").splitlines() * cfg.text_repeat
-    spoken = (spoken_text(normalize(s)) for s in sentences)
+    spoken = (written_to_spoken(s) for s in sentences)
     return [s for s in spoken if s]
 
 
