@@ -6,7 +6,7 @@ lowest unigram probability in the shipped language model, or a word it does not 
 client would boost) is the key term. Each clip's CTC log-probabilities are computed once and decoded three ways: no
 key terms; its own rare word as the key term; and the rare word of another clip as the key term (a boost for a word
 that is not said). Prints the share of clips whose rare word is in the transcript, the WER, and how often a word
-boosted but not said appears; `--floors` compares key-term probability floors (`sonare.stt.beam.KEYTERM_LOG_PROB`),
+boosted but not said appears; `--floors` compares key-term probability floors (`BeamSettings.keyterm`),
 to choose one on clips that are not held out.
 
     python benchmarks/stt_keyterms.py --manifest corpus/default/manifest-heldout.jsonl --clips 400
@@ -17,6 +17,7 @@ to choose one on clips that are not held out.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 
 import torch
@@ -36,7 +37,6 @@ def main() -> None:
     torch.set_num_threads(1)
 
     from sonare.eval.wer import corpus_errors, normalize_for_wer
-    from sonare.stt import beam
     from sonare.stt.beam import BeamDecoder
     from sonare.stt.decode import transcript
     from sonare.stt.weights import load_default
@@ -56,16 +56,16 @@ def main() -> None:
     scored = [(i, t, logp) for i, (t, logp) in enumerate(clips) if rare[i] is not None]
     others = [rare[scored[(k + 1) % len(scored)][0]] for k in range(len(scored))]  # another clip's rare word
 
-    runs = [("no key terms", [[] for _ in scored], beam.KEYTERM_LOG_PROB)]
-    for floor in args.floors or [math.exp(beam.KEYTERM_LOG_PROB)]:
+    runs = [("no key terms", [[] for _ in scored], stt.beam.keyterm)]
+    for floor in args.floors or [math.exp(stt.beam.keyterm)]:
         runs.append((f"its rare word boosted, {floor:g}", [[rare[i]] for i, _, _ in scored], math.log(floor)))
         runs.append((f"another clip's word boosted, {floor:g}", [[w] for w in others], math.log(floor)))
     rows = {}
     for name, terms, log_floor in runs:
-        beam.KEYTERM_LOG_PROB = log_floor  # read at each word the search closes
+        settings = dataclasses.replace(stt.beam, keyterm=log_floor)
         pairs, heard, false_alarms = [], 0, 0
         for (i, text, logp), boost in zip(scored, terms, strict=True):
-            hyp = transcript(BeamDecoder(lm, stt.beam, seconds, boost), logp)
+            hyp = transcript(BeamDecoder(lm, settings, seconds, boost), logp)
             words = normalize_for_wer(hyp)
             pairs.append((text, hyp))
             heard += rare[i] in words

@@ -9,7 +9,7 @@ once, so such prefixes fall out of the beam early instead of when the space fina
 their extensions) scoring more than `margin` below the best are dropped, and at most `beam` are kept.
 
 Key terms (a client's recall boost: product names, jargon) are words the search treats as likely in any context:
-each word of a term costs at most `KEYTERM_LOG_PROB` of language model, so an unknown name is spelled without
+each word of a term costs at most `BeamSettings.keyterm` of language model, so an unknown name is spelled without
 the unknown-word charge and a known but rare one competes with the common words it sounds like.
 
 Stability, as the streaming API promises (a partial revises at most its last word): the words that every
@@ -34,9 +34,6 @@ from sonare.stt.messages import Word
 from sonare.stt.vocab import ALPHABET, BLANK, SPACE, written_to_spoken
 
 NEG = -1e30
-# A key term's words are never less likely than one in 20, whatever the language model says: about what the
-# model gives a common word in a usual context, so the boost lets a name win where the audio supports it.
-KEYTERM_LOG_PROB = math.log(1 / 20)
 
 
 @dataclass(frozen=True)
@@ -44,6 +41,10 @@ class BeamSettings:
     alpha: float = 0.7  # language model weight
     beta: float = 3.0  # bonus per word (balances the LM's cost of every word against deletions)
     oov: float = -20.0  # log-probability charged for a word the LM does not know
+    # A key term's words are never less likely than one in 20, whatever the language model says: about what it
+    # gives a common word in a usual context, so a name wins where the audio supports it (1/100 finds fewer, 1/5
+    # no more: docs/benchmarks.md, STT, session 40).
+    keyterm: float = math.log(1 / 20)
     # At most `beam` prefixes are kept per frame, and only those within `margin` of the best: where the acoustics
     # are clear the margin does the pruning and few survive, where they are not (noise) the count bounds the
     # cost. 12 prefixes without a margin lost 3 points of WER clean and 6 in babble to search errors; wider
@@ -95,7 +96,7 @@ class BeamDecoder:
         history = (BOS, BOS, *words)[-2:]
         lp = self.lm.log_prob(history[0], history[1], word)
         if word in self.boosted:
-            lp = KEYTERM_LOG_PROB if lp is None else max(lp, KEYTERM_LOG_PROB)
+            lp = self.settings.keyterm if lp is None else max(lp, self.settings.keyterm)
         elif lp is None:  # unknown: charged `oov` now, unless its spelling already paid when it left every word
             lp = self.settings.oov if word in self.lm.prefixes else 0.0
         return self.settings.beta + self.settings.alpha * lp
