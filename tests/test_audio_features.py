@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from sonare.audio import features
-from sonare.audio.features import StreamingLogMel, log_mel, mel_filterbank, num_frames, warp_log_mel
+from sonare.audio.features import StreamingLogMel, frame_levels, log_mel, mel_filterbank, num_frames, warp_log_mel
 
 
 def _signal(seconds: float, seed: int = 0) -> np.ndarray:
@@ -43,23 +43,34 @@ def test_warping_a_tone_gives_the_tone_at_the_scaled_frequency(factor):
         assert abs(int(warped.mean(axis=0).argmax()) - int(scaled.mean(axis=0).argmax())) <= 1
 
 
+def test_frame_levels_are_the_rms_of_each_frames_samples():
+    x = _signal(0.5)
+    levels = frame_levels(x).numpy()
+    assert levels.shape == (num_frames(len(x)),)
+    k = 7
+    window = x[k * features.HOP : k * features.HOP + features.WINDOW]
+    assert levels[k] == pytest.approx(float(np.sqrt(np.mean(window.astype(np.float64) ** 2))), rel=1e-5)
+    assert frame_levels(0.1 * x).numpy() == pytest.approx(0.1 * levels, rel=1e-5)
+
+
 def test_a_unit_warp_leaves_frames_unchanged():
     frames = log_mel(_signal(0.5)).numpy()
     np.testing.assert_allclose(warp_log_mel(frames, 1.0), frames, rtol=1e-6)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_streaming_equals_offline(seed):
+@pytest.mark.parametrize("transform", [log_mel, frame_levels], ids=["log_mel", "levels"])
+def test_streaming_equals_offline(seed, transform):
     x = _signal(2.0, seed)
     rng = np.random.default_rng(seed)
-    stream = StreamingLogMel()
+    stream = StreamingLogMel(transform)
     pieces, i = [], 0
     while i < len(x):
         n = int(rng.choice([0, 1, 7, 159, 160, 161, 400, 1234]))
         pieces.append(stream.push(x[i : i + n]))
         i += n
     streamed = torch.cat(pieces)
-    offline = log_mel(x)
+    offline = transform(x)
     assert streamed.shape == offline.shape
     assert (streamed - offline).abs().max().item() < 1e-5
 

@@ -205,16 +205,16 @@ def test_missing_model_answers_503_and_the_rest_serves(tmp_path):
         tts_only.stop()
 
 
-def test_keyterms_and_max_silence_reach_the_stream_and_too_many_keyterms_are_refused(server):
+def test_keyterms_and_silence_settings_reach_the_stream_and_too_many_keyterms_are_refused(server):
     # Repeated, with spaces encoded both ways clients encode them.
-    query = "&keyterm=Sonare&keyterm=pound%20key&keyterm=Acme+Corp&max_silence_duration_secs=1.5"
+    query = "&keyterm=Sonare&keyterm=pound%20key&keyterm=Acme+Corp&max_silence_duration_secs=1.5&min_volume=0.02"
     with ws_client.connect(stt_url(server) + query) as ws:
         ws.send(s16(tone("7", 16000)))
         ws.send("close")
         finals = [m for m in until_closed(ws) if m.get("is_final")]
     assert [f["text"] for f in finals] == [" seven"]
     assert stt_tone_model.OPENED[-1].keyterms == ("Sonare", "pound key", "Acme Corp")
-    assert stt_tone_model.OPENED[-1].turn.end_timeout_s == 1.5
+    assert stt_tone_model.OPENED[-1].turn.end_timeout_s == 1.5 and stt_tone_model.OPENED[-1].turn.min_volume == 0.02
     with ws_client.connect(stt_url(server) + "".join(f"&keyterm=term{i}" for i in range(101))) as ws:
         messages = until_closed(ws)
         assert ws.close_code == 1008

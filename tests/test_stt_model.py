@@ -142,6 +142,14 @@ def test_client_settings_move_the_tracker_thresholds_in_the_api_direction():
     timed = TurnTracker(eager_threshold=0.99, end_threshold=0.99)
     timed.configure(TurnSettings(end_timeout_s=0.08))
     assert [timed.push(e, s) for e, s in frames] == [None, "start", None, None, "end", None]
+    # under a client's minimum level, what the head hears as speech is silence: no turn starts, and a quiet
+    # stretch inside a turn runs the silence timer
+    floor = TurnTracker()
+    floor.configure(TurnSettings(min_volume=0.01))
+    assert all(floor.push(0.0, 0.9, level=0.005) is None for _ in range(5))
+    assert [floor.push(0.0, 0.9, level=0.1) for _ in range(2)] == [None, "start"]
+    floor.configure(TurnSettings(end_timeout_s=0.08))
+    assert [floor.push(0.0, 0.9, level=0.005) for _ in range(2)] == [None, "end"]
 
 
 def test_turn_fires_at_each_end():

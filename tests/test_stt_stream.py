@@ -6,7 +6,16 @@ import numpy as np
 import pytest
 import torch
 
-from sonare.stt.messages import AudioIn, EndOfAudio, Finalize, Finalized, RecognitionOptions, Transcript, TurnEvent
+from sonare.stt.messages import (
+    AudioIn,
+    EndOfAudio,
+    Finalize,
+    Finalized,
+    RecognitionOptions,
+    Transcript,
+    TurnConfig,
+    TurnEvent,
+)
 from sonare.stt.weights import ASSET_DIR, WEIGHTS_NAME
 
 SHIPPED = (ASSET_DIR / WEIGHTS_NAME).exists()
@@ -162,6 +171,28 @@ def test_turn_events_are_well_formed(recognizer, speech):
             assert e.words and e.words == sorted(e.words, key=lambda w: w.start)
             assert all(w.start < w.end for w in e.words)
     assert state == "idle"  # the end of audio closes an open turn
+
+
+def test_a_minimum_level_makes_quiet_speech_silence_for_turns_and_not_for_words(recognizer, speech):
+    from sonare.audio.features import frame_levels
+    from sonare.stt.messages import TurnSettings
+
+    audio, rate, _ = speech
+    quiet = audio * 0.05
+    floor = float(frame_levels(audio).max()) / 4  # under the loud copy's speech, over all of the quiet copy
+
+    def heard(signal: np.ndarray, min_volume: float | None) -> tuple[list[str], str]:
+        options = RecognitionOptions(sample_rate=rate, turn=TurnSettings(min_volume=min_volume))
+        events = list(recognizer.stream(_chunked(signal, [640]), options))
+        return [e.kind for e in events if isinstance(e, TurnEvent)], _finals(events)
+
+    assert "start" in heard(audio, floor)[0]
+    assert "start" in heard(quiet, None)[0]  # the speech head hears the quiet copy's speech ...
+    kinds, words = heard(quiet, floor)
+    assert kinds == [] and words  # ... which the floor makes silence, while its words are still transcribed
+    # the level is measured from a stream's first sample, so a floor is set when it opens, not mid-stream
+    with pytest.raises(ValueError, match="min_volume"):
+        recognizer.open(RecognitionOptions(sample_rate=rate)).push(TurnConfig(TurnSettings(min_volume=floor)))
 
 
 def test_finalize_flushes_a_final(recognizer, speech):

@@ -8,6 +8,7 @@ as soon as their last sample arrives, with no look-ahead and no padding at eithe
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -84,10 +85,20 @@ def log_mel(audio: np.ndarray | torch.Tensor) -> torch.Tensor:
     return torch.log(torch.clamp(power @ mel_filterbank(), min=LOG_FLOOR))
 
 
-class StreamingLogMel:
-    """Log-mel frames from audio pushed in chunks of any size; equal to `log_mel` of the whole signal."""
+def frame_levels(audio: np.ndarray | torch.Tensor) -> torch.Tensor:
+    """RMS level (full scale 1) of each `log_mel` frame's samples, unwindowed: (..., samples) -> (..., frames)."""
+    x = torch.as_tensor(audio, dtype=torch.float32)
+    if x.shape[-1] < WINDOW:
+        return x.new_zeros((*x.shape[:-1], 0))
+    return x.unfold(-1, WINDOW, HOP).square().mean(-1).sqrt()
 
-    def __init__(self) -> None:
+
+class StreamingLogMel:
+    """Log-mel frames from audio pushed in chunks of any size; equal to `log_mel` of the whole signal (or, with
+    `transform=frame_levels`, any other per-frame measure over the same framing)."""
+
+    def __init__(self, transform: Callable[[np.ndarray], torch.Tensor] = log_mel) -> None:
+        self._transform = transform
         self._pending = np.zeros(0, dtype=np.float32)
 
     def reset(self) -> None:
@@ -99,4 +110,4 @@ class StreamingLogMel:
         n = num_frames(len(buffer))
         # Keep the samples the next frame still needs: everything from its first sample on.
         self._pending = buffer[n * HOP :]
-        return log_mel(buffer[: (n - 1) * HOP + WINDOW] if n else buffer[:0])
+        return self._transform(buffer[: (n - 1) * HOP + WINDOW] if n else buffer[:0])

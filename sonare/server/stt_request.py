@@ -78,9 +78,10 @@ def check_ranges(query: Mapping[str, Any], ranges: Mapping[str, tuple[float, flo
 
 def silence_settings(query: Mapping[str, Any]) -> TurnSettings:
     """The turn settings of the client-finalized route's VAD-style options: `max_silence_duration_secs` is the
-    silence after which the server finalizes on its own (the turn head may end a turn sooner); `min_volume` is
-    checked and unused, since the model's speech head, not a level, decides what is silence."""
-    return TurnSettings(end_timeout_s=check_ranges(query, VAD_RANGES).get("max_silence_duration_secs"))
+    silence after which the server finalizes on its own (the turn head may end a turn sooner), and `min_volume` the
+    RMS level (full scale 1) under which audio counts as silence even where the speech head hears speech."""
+    values = check_ranges(query, VAD_RANGES)
+    return TurnSettings(end_timeout_s=values.get("max_silence_duration_secs"), min_volume=values.get("min_volume"))
 
 
 def turn_settings(query: Mapping[str, Any]) -> TurnSettings:

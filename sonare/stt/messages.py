@@ -20,6 +20,7 @@ class TurnSettings:
     eager_end_threshold: float | None = None
     end_threshold: float | None = None
     end_timeout_s: float | None = None  # a silence this long ends the turn whatever the head says
+    min_volume: float | None = None  # RMS level (full scale 1) under which audio counts as silence
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from sonare.audio.features import N_MELS, SAMPLE_RATE, StreamingLogMel
+from sonare.audio.features import N_MELS, SAMPLE_RATE, StreamingLogMel, frame_levels
 from sonare.audio.resample import StreamingResampler
 from sonare.ssm import BatchState
 from sonare.stt.beam import BeamDecoder, BeamSettings
@@ -88,7 +88,10 @@ class STTSession:
         self.unheard: list[np.ndarray] = []  # client audio gathered for the next step, at the client's rate
         self.resampler = StreamingResampler(options.sample_rate, SAMPLE_RATE)
         self.features = StreamingLogMel()
+        # Each log-mel frame's RMS, measured only for a stream opened with a minimum level (`min_volume`).
+        self.levels = StreamingLogMel(frame_levels) if options.turn.min_volume is not None else None
         self.queued: collections.deque[np.ndarray] = collections.deque()  # log-mel frames not yet encoded
+        self.queued_levels: collections.deque[np.ndarray] = collections.deque()  # their RMS levels, if measured
         self.n_queued = 0
         self.frames_received = 0  # log-mel frames ever produced
         self.frames_encoded = 0  # log-mel frames ever encoded (a multiple of SUBSAMPLING)
@@ -113,6 +116,8 @@ class STTSession:
             if sum(map(len, self.unheard)) >= self.step_samples:
                 self._hear_gathered()
         elif isinstance(item, TurnConfig):
+            if item.settings.min_volume is not None and self.levels is None:
+                raise ValueError("min_volume is set when a stream opens")
             self.turns.configure(item.settings)
         elif isinstance(item, Finalize):
             self._hear_gathered()
@@ -132,6 +137,8 @@ class STTSession:
 
     def _hear(self, samples: np.ndarray) -> None:
         frames = self.features.push(samples).numpy()
+        if self.levels is not None:
+            self.queued_levels.append(self.levels.push(samples).numpy())
         if len(frames):
             self.queued.append(frames)
             self.n_queued += len(frames)
@@ -149,8 +156,9 @@ class STTSession:
         limit = self.marks[0].after_frames - self.frames_encoded if self.marks else self.n_queued
         return min(self.n_queued, limit) // SUBSAMPLING * SUBSAMPLING if limit > 0 else 0
 
-    def take_frames(self, max_frames: int) -> np.ndarray:
-        """The log-mel rows for the next step: at most `max_frames` encoder frames (a multiple of SUBSAMPLING)."""
+    def take_frames(self, max_frames: int) -> tuple[np.ndarray, list[float | None]]:
+        """The log-mel rows for the next step, at most `max_frames` encoder frames (a multiple of SUBSAMPLING),
+        and each encoder frame's RMS level (None where the stream measures none)."""
         n = min(self.encodable_frames(), max_frames * SUBSAMPLING)
         joined = np.concatenate(self.queued) if self.queued else np.zeros((0, N_MELS), np.float32)
         self.queued.clear()
@@ -158,7 +166,13 @@ class STTSession:
             self.queued.append(joined[n:])
         self.n_queued -= n
         self.frames_encoded += n
-        return joined[:n]
+        if self.levels is None:
+            return joined[:n], [None] * (n // SUBSAMPLING)
+        levels = np.concatenate(self.queued_levels)
+        self.queued_levels.clear()
+        if n < len(levels):
+            self.queued_levels.append(levels[n:])
+        return joined[:n], np.sqrt(np.square(levels[:n]).reshape(-1, SUBSAMPLING).mean(1)).tolist()
 
     def encodable(self) -> bool:
         return self.encodable_frames() > 0
@@ -237,7 +251,7 @@ class STTStreamingModel:
         rows = [i for i, s in enumerate(sessions) if s.encodable()]
         if rows:
             share = max(1, STEP_FRAME_BUDGET // len(rows))
-            frames = [sessions[i].take_frames(share) for i in rows]
+            frames, levels = zip(*(sessions[i].take_frames(share) for i in rows), strict=True)
             lengths = torch.tensor([len(f) // SUBSAMPLING for f in frames])
             mel = torch.zeros(len(rows), int(lengths.max()) * SUBSAMPLING, N_MELS)
             for r, f in enumerate(frames):
@@ -255,7 +269,7 @@ class STTStreamingModel:
                 s = sessions[i]
                 first = s.frames_encoded // SUBSAMPLING - int(lengths[r])
                 for k in range(int(lengths[r])):
-                    self._frame(s, logp[r, k * per : (k + 1) * per], probs[r][k], first + k, events[i])
+                    self._frame(s, logp[r, k * per : (k + 1) * per], probs[r][k], levels[r][k], first + k, events[i])
                 self._emit_partial(s, events[i])
                 s.plan_next_step(len(rows))
         for i, s in enumerate(sessions):
@@ -263,9 +277,11 @@ class STTStreamingModel:
                 self._settle_mark(s, s.marks.popleft(), events[i])
         return state, events
 
-    def _frame(self, s: STTSession, logp: np.ndarray, probs: list[float], frame: int, out: list[Any]) -> None:
-        """Encoder frame `frame`: its R CTC frames' log-probabilities (R, V) and its turn probabilities."""
-        kind = hear_frame(s.decoder, s.turns if s.options.turn_detection else None, logp, probs, frame)
+    def _frame(
+        self, s: STTSession, logp: np.ndarray, probs: list[float], level: float | None, frame: int, out: list[Any]
+    ) -> None:
+        """Encoder frame `frame`: its R CTC frames' log-probabilities (R, V), its turn probabilities and its RMS."""
+        kind = hear_frame(s.decoder, s.turns if s.options.turn_detection else None, logp, probs, frame, level)
         if kind is None:
             return
         now = frame_time(frame)

@@ -10,7 +10,8 @@ a number that may go on), and under `unfinished_min` surer than `unfinished_end`
 since a speaker who stops mid-sentence is most likely thinking. A silence longer than the maximum (MAX_SILENCE_SECONDS
 unless a client sets it) ends a turn whatever the head says, so a stream never stays in a turn forever on a
 low-confidence pause. A client's settings (`TurnSettings`) replace the thresholds and the maximum silence, at the
-start of a stream or mid-stream.
+start of a stream or mid-stream, and may set a minimum level: quieter audio is silence whatever the head hears
+(a client's endpointing floor, so that distant talk or a television does not hold a turn open).
 """
 
 from __future__ import annotations
@@ -76,17 +77,24 @@ class TurnTracker:
     end_threshold: float = END_THRESHOLD
     speech_threshold: float = SPEECH_THRESHOLD
     max_silence_s: float = MAX_SILENCE_SECONDS
+    min_level: float = 0.0  # RMS under which a frame is silence (a client's `min_volume`)
     tiers: SentenceEndTiers = DEFAULT_TIERS
     in_turn: bool = False
     eager: bool = False
     speech_run: int = 0
     silence_run: int = 0
 
-    def push(self, p_end: float, p_speech: float, sentence_end: Callable[[], float] | None = None) -> Kind | None:
+    def push(
+        self,
+        p_end: float,
+        p_speech: float,
+        sentence_end: Callable[[], float] | None = None,
+        level: float | None = None,
+    ) -> Kind | None:
         """Feed one encoder frame's probabilities; returns the turn event it causes, if any. `sentence_end` gives
         the probability that the words so far end a sentence (asked only when the head alone would end the turn or
-        give an eager end)."""
-        speaking = p_speech >= self.speech_threshold
+        give an eager end); `level` is the frame's RMS, for the minimum level (None: loud enough)."""
+        speaking = p_speech >= self.speech_threshold and (level is None or level >= self.min_level)
         self.speech_run = self.speech_run + 1 if speaking else 0
         self.silence_run = 0 if speaking else self.silence_run + 1
         if not self.in_turn:
@@ -121,6 +129,8 @@ class TurnTracker:
             self.end_threshold = 1.0 - settings.end_threshold
         if settings.end_timeout_s is not None:
             self.max_silence_s = settings.end_timeout_s
+        if settings.min_volume is not None:
+            self.min_level = settings.min_volume
 
     def close(self) -> bool:
         """The stream is being finalised or ended: True if a turn was open (and is now over)."""
@@ -156,15 +166,17 @@ def hear_frame(
     logp: np.ndarray,
     probs: np.ndarray | list[float],
     frame: int,
+    level: float | None = None,
 ) -> Kind | None:
     """One encoder frame as a stream hears it: its R CTC frames' log-probabilities (R, V) into the decoder first,
-    so that the tracker, fed the frame's turn probabilities next, weighs the words up to this frame; returns the
-    turn event, if any (the caller closes the decoder's segment at an end). No tracker: words only."""
+    so that the tracker, fed the frame's turn probabilities (and its audio's RMS `level`) next, weighs the words up
+    to this frame; returns the turn event, if any (the caller closes the decoder's segment at an end). No tracker:
+    words only."""
     for j, row in enumerate(logp):
         decoder.push(row, frame * len(logp) + j)
     if tracker is None:
         return None
-    return tracker.push(probs[TURN_END], probs[TURN_SPEECH], decoder.sentence_end_probability)
+    return tracker.push(probs[TURN_END], probs[TURN_SPEECH], decoder.sentence_end_probability, level)
 
 
 def turn_fires(
