@@ -26,7 +26,7 @@ def clip_log_probs(
 ) -> list[tuple[str, np.ndarray]]:
     """(transcript, CTC log-probabilities (frames, V)) of the split's first `clips` clips, conversations left out,
     only `sections` when given; audio paths are relative to the manifest or absolute."""
-    from sonare.audio.features import StreamingLogMel
+    from sonare.audio.features import StreamingFrames
     from sonare.audio.io import load_audio
     from sonare.audio.resample import resample
     from sonare.data.manifest import read_manifest
@@ -41,7 +41,7 @@ def clip_log_probs(
         if sections and record["section"] not in sections:
             continue
         audio, rate = load_audio(Path(manifest).parent / record["audio"])
-        mel = StreamingLogMel().push(resample(audio, rate, 16000))
+        mel = StreamingFrames().push(resample(audio, rate, 16000))
         mel = mel[: len(mel) // SUBSAMPLING * SUBSAMPLING]
         with torch.inference_mode():
             ctc, _, _ = model(mel[None])

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from sonare.audio import features
-from sonare.audio.features import StreamingLogMel, frame_levels, log_mel, mel_filterbank, num_frames, warp_log_mel
+from sonare.audio.features import StreamingFrames, frame_levels, log_mel, mel_filterbank, num_frames, warp_log_mel
 
 
 def _signal(seconds: float, seed: int = 0) -> np.ndarray:
@@ -63,7 +63,7 @@ def test_a_unit_warp_leaves_frames_unchanged():
 def test_streaming_equals_offline(seed, transform):
     x = _signal(2.0, seed)
     rng = np.random.default_rng(seed)
-    stream = StreamingLogMel(transform)
+    stream = StreamingFrames(transform)
     pieces, i = [], 0
     while i < len(x):
         n = int(rng.choice([0, 1, 7, 159, 160, 161, 400, 1234]))
@@ -76,7 +76,7 @@ def test_streaming_equals_offline(seed, transform):
 
 
 def test_streaming_emits_frames_as_soon_as_complete():
-    stream = StreamingLogMel()
+    stream = StreamingFrames()
     assert stream.push(np.zeros(399, dtype=np.float32)).shape[0] == 0
     assert stream.push(np.zeros(1, dtype=np.float32)).shape[0] == 1
     assert stream.push(np.zeros(159, dtype=np.float32)).shape[0] == 0

@@ -93,9 +93,9 @@ def frame_levels(audio: np.ndarray | torch.Tensor) -> torch.Tensor:
     return x.unfold(-1, WINDOW, HOP).square().mean(-1).sqrt()
 
 
-class StreamingLogMel:
-    """Log-mel frames from audio pushed in chunks of any size; equal to `log_mel` of the whole signal (or, with
-    `transform=frame_levels`, any other per-frame measure over the same framing)."""
+class StreamingFrames:
+    """Per-frame measures of audio pushed in chunks of any size, equal to `transform` of the whole signal: log-mel
+    frames by default, or `frame_levels` over the same framing."""
 
     def __init__(self, transform: Callable[[np.ndarray], torch.Tensor] = log_mel) -> None:
         self._transform = transform
@@ -105,7 +105,7 @@ class StreamingLogMel:
         self._pending = np.zeros(0, dtype=np.float32)
 
     def push(self, chunk: np.ndarray) -> torch.Tensor:
-        """Add samples; returns the frames (n, N_MELS) completed by them (n may be 0)."""
+        """Add samples; returns the frames completed by them, (n, N_MELS) log-mel or (n,) levels (n may be 0)."""
         buffer = np.concatenate([self._pending, np.asarray(chunk, dtype=np.float32).reshape(-1)])
         n = num_frames(len(buffer))
         # Keep the samples the next frame still needs: everything from its first sample on.

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from sonare.audio.features import N_MELS, SAMPLE_RATE, StreamingLogMel, frame_levels
+from sonare.audio.features import N_MELS, SAMPLE_RATE, StreamingFrames, frame_levels
 from sonare.audio.resample import StreamingResampler
 from sonare.ssm import BatchState
 from sonare.stt.beam import BeamDecoder, BeamSettings
@@ -87,9 +87,9 @@ class STTSession:
         self.step_samples = max(1, round(options.sample_rate * step_seconds))  # audio to gather for the next step
         self.unheard: list[np.ndarray] = []  # client audio gathered for the next step, at the client's rate
         self.resampler = StreamingResampler(options.sample_rate, SAMPLE_RATE)
-        self.features = StreamingLogMel()
+        self.features = StreamingFrames()
         # Each log-mel frame's RMS, measured only for a stream opened with a minimum level (`min_volume`).
-        self.levels = StreamingLogMel(frame_levels) if options.turn.min_volume is not None else None
+        self.levels = StreamingFrames(frame_levels) if options.turn.min_volume is not None else None
         self.queued: collections.deque[np.ndarray] = collections.deque()  # log-mel frames not yet encoded
         self.queued_levels: collections.deque[np.ndarray] = collections.deque()  # their RMS levels, if measured
         self.n_queued = 0
