@@ -392,3 +392,10 @@ def test_transcribe_cli_says_why_a_file_cannot_be_read(tmp_path, name):
     (tmp_path / "not-audio.wav").write_text("plain text, not audio")
     with pytest.raises(SystemExit, match=f"error: cannot read .*{name}"):
         main(["transcribe", str(tmp_path / name)])
+
+
+def test_transcribe_cli_refuses_key_terms_without_the_language_model(tmp_path):
+    from sonare.cli import main
+
+    with pytest.raises(SystemExit, match="--keyterm needs the language model"):
+        main(["transcribe", str(tmp_path / "any.wav"), "--greedy", "--keyterm", "Acme"])

@@ -45,6 +45,8 @@ def _transcribe(args: argparse.Namespace) -> int:
     from sonare.stt import load_default
     from sonare.stt.messages import RecognitionOptions, Transcript, TurnEvent
 
+    if args.greedy and args.keyterm:
+        raise SystemExit("error: --keyterm needs the language model, which --greedy leaves out")
     torch.set_num_threads(1)
     try:
         audio, rate = load_audio(args.file)
