@@ -146,6 +146,31 @@ def test_collate_masks_and_augments(fixture_corpus, tmp_path):
     assert torch.equal(plain["mel"][0, :n], torch.from_numpy(items[0].mel[:n].astype(np.float32)))
 
 
+def test_an_opening_silence_repeats_the_first_frame_before_the_same_words(fixture_corpus, tmp_path):
+    from sonare.stt.dataset import load_source
+    from sonare.stt.model import STTConfig, STTModel
+    from sonare.text.inventory import PAD_ID
+
+    item = next(u for u in load_source(fixture_corpus / "manifest.jsonl", "train", tmp_path) if not u.pauses)
+    model = STTModel(STTConfig(**SMALL))
+    quiet = STTTrainConfig(sources=[], gain_db=0.0, freq_masks=0, time_masks=0, lead_silence_prob=1.0)
+    batch = collate([item], model, replace(quiet, lead_silence_s=0.4), np.random.default_rng(0))
+    k = int(batch["lengths"][0]) - item.n_frames
+    assert 1 <= k <= 10  # up to 0.4 s of 40 ms frames
+    mel = batch["mel"][0].numpy()
+    first = item.mel[:4].astype(np.float32)
+    assert np.array_equal(mel[: 4 * k], np.tile(first, (k, 1)))
+    assert np.array_equal(mel[4 * k : 4 * (k + item.n_frames)], item.mel.astype(np.float32))
+    assert torch.equal(batch["targets"], torch.from_numpy(item.target))  # the same words, heard later
+    assert (batch["speech"][0, :k] == 0).all() and torch.isnan(batch["end"][0, :k]).all()
+    if item.phones is not None:
+        assert (batch["phones"][0, :k] == PAD_ID).all()
+    # none asked for (the default), or no training randomness: the utterance as it is
+    for cfg, rng in ((replace(quiet, lead_silence_prob=0.0, lead_silence_s=0.4), 0), (quiet, 0), (quiet, None)):
+        plain = collate([item], model, cfg, None if rng is None else np.random.default_rng(rng))
+        assert int(plain["lengths"][0]) == item.n_frames
+
+
 def test_turn_thresholds_are_chosen_on_every_held_back_conversation(fixture_corpus, tmp_path):
     from sonare.train.stt import load_data
 

@@ -34,8 +34,9 @@ import torch.nn.functional as F
 from sonare.audio.features import warp_log_mel
 from sonare.recipe import read_recipe
 from sonare.stt.dataset import Utterance, load_source
-from sonare.stt.model import SUBSAMPLING, TURN_END, TURN_SPEECH, STTConfig, STTModel
+from sonare.stt.model import FRAME_SECONDS, SUBSAMPLING, TURN_END, TURN_SPEECH, STTConfig, STTModel
 from sonare.stt.turns import DEFAULT_TIERS, SentenceEndTiers
+from sonare.text.inventory import PAD_ID
 from sonare.train.common import (
     RECIPE_MAX_FALSE_CUTOFF,
     WeightAverage,
@@ -98,6 +99,11 @@ class STTTrainConfig:
     freq_mask_bins: int = 12
     time_masks: int = 2
     time_mask_frames: int = 30
+    # Opening silence: with this probability a whole utterance starts up to `lead_silence_s` later, after its own
+    # first 40 ms repeated (speech labels 0), since a live stream opens before its speaker talks and the corpus
+    # keeps only 0.2 s before the first word (docs/benchmarks.md, STT, session 41).
+    lead_silence_prob: float = 0.0
+    lead_silence_s: float = 0.0
     val_fraction: float = 0.03
     val_turn_fraction: float = 0.12
     val_limit: int = 200  # utterances per validation set
@@ -143,9 +149,11 @@ def make_batches(items: list[Utterance], batch_frames: int, max_frames: int, rng
 def collate(
     batch: list[Utterance], model: STTModel, cfg: STTTrainConfig, rng: np.random.Generator | None
 ) -> dict[str, torch.Tensor]:
-    """Padded tensors; with `rng`, random crops of long items, level changes and SpecAugment masks."""
-    crops = []
+    """Padded tensors; with `rng`, random crops of long items, opening silences, level changes and SpecAugment
+    masks."""
+    crops, leads = [], []
     limit = cfg.max_frames // SUBSAMPLING
+    longest_lead = round(cfg.lead_silence_s / FRAME_SECONDS)
     for u in batch:
         n = u.n_frames
         if rng is None or n <= limit:
@@ -153,7 +161,9 @@ def collate(
         else:
             start = int(rng.integers(0, n - limit + 1))
             crops.append((start, start + limit))
-    lengths = torch.tensor([b - a for a, b in crops])
+        opens = rng is not None and n <= limit and longest_lead > 0 and rng.random() < cfg.lead_silence_prob
+        leads.append(int(rng.integers(1, longest_lead + 1)) if opens else 0)
+    lengths = torch.tensor([b - a + k for (a, b), k in zip(crops, leads, strict=True)])
     t = int(lengths.max()) * SUBSAMPLING
     mean = model.feat_mean.cpu().numpy()
     mel = np.broadcast_to(mean, (len(batch), t, mean.size)).copy()
@@ -161,15 +171,18 @@ def collate(
     end = torch.full((len(batch), t // SUBSAMPLING), math.nan)
     phones = torch.full((len(batch), t // SUBSAMPLING), IGNORE, dtype=torch.long)
     targets, target_lengths = [], []
-    for i, (u, (a, b)) in enumerate(zip(batch, crops, strict=True)):
+    for i, (u, (a, b), k) in enumerate(zip(batch, crops, leads, strict=True)):
         x = u.mel[a * SUBSAMPLING : b * SUBSAMPLING].astype(np.float32)
+        x = np.concatenate([np.tile(x[:SUBSAMPLING], (k, 1)), x])  # k = 0 leaves it as it is
         if rng is not None:
             x = _augment(x, mean, cfg, rng)
         mel[i, : len(x)] = x
-        speech[i, : b - a] = torch.from_numpy(u.speech[a:b])
-        end[i, : b - a] = torch.from_numpy(u.end[a:b])
+        speech[i, :k] = 0.0
+        speech[i, k : k + b - a] = torch.from_numpy(u.speech[a:b])
+        end[i, k : k + b - a] = torch.from_numpy(u.end[a:b])
         if u.phones is not None:
-            phones[i, : b - a] = torch.from_numpy(u.phones[a:b])
+            phones[i, :k] = PAD_ID
+            phones[i, k : k + b - a] = torch.from_numpy(u.phones[a:b])
         cropped = (a, b) != (0, u.n_frames)
         # A cropped window's words are unknown, so only its turn labels train.
         targets.append(torch.from_numpy(u.target) if not cropped else torch.zeros(0, dtype=torch.long))
