@@ -13,12 +13,12 @@ the unchanged frames (the shipped voice as `sonare eval tts` hears it) as the pa
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import sentence_shards  # benchmarks/, this script's folder
 import torch
 from torch import Tensor
 
@@ -111,25 +111,5 @@ def summarize(paths: list[str]) -> None:
         print(f"{name:<26} {errors / words:7.2%} {np.mean(mos):7.3f}")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sentences", type=int, default=200, help="the first N held-out sentences (seed 0)")
-    ap.add_argument("--shard", default="0/1", help="K/N: every Nth sentence from the Kth")
-    ap.add_argument("--out", help="where this shard's counts go (JSON)")
-    ap.add_argument("--summarize", nargs="+", help="print the table of these shards' files")
-    args = ap.parse_args()
-    if args.summarize:
-        summarize(args.summarize)
-        return
-    torch.set_num_threads(1)
-    shard, shards = (int(v) for v in args.shard.split("/"))
-    result = measure(args.sentences, shard, shards)
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(result, f)
-    else:
-        print(json.dumps(result))
-
-
 if __name__ == "__main__":
-    main()
+    sentence_shards.run(measure, summarize)
