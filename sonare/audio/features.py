@@ -1,4 +1,4 @@
-"""16 kHz log-mel features (80 bins, 25 ms window, 10 ms hop), offline and streaming.
+"""16 kHz log-mel features (80 bins, 25 ms window, 10 ms hop) and frame levels, offline and streaming.
 
 Frames are not centred: frame i covers samples [i * HOP, i * HOP + WINDOW). That makes every frame
 depend only on audio already received, so the streaming extractor emits exactly the offline frames
@@ -75,22 +75,26 @@ def num_frames(num_samples: int) -> int:
     return 0 if num_samples < WINDOW else 1 + (num_samples - WINDOW) // HOP
 
 
-def log_mel(audio: np.ndarray | torch.Tensor) -> torch.Tensor:
-    """Log-mel spectrogram of 16 kHz audio shaped (..., samples); returns (..., frames, N_MELS) float32."""
+def _framed(audio: np.ndarray | torch.Tensor) -> torch.Tensor:
+    """(..., samples) -> (..., frames, WINDOW): the samples of every frame, none for a signal shorter than one."""
     x = torch.as_tensor(audio, dtype=torch.float32)
     if x.shape[-1] < WINDOW:
-        return x.new_zeros((*x.shape[:-1], 0, N_MELS))
-    frames = x.unfold(-1, WINDOW, HOP) * _window()
-    power = torch.fft.rfft(frames, n=N_FFT).abs().square()
+        return x.new_zeros((*x.shape[:-1], 0, WINDOW))
+    return x.unfold(-1, WINDOW, HOP)
+
+
+def log_mel(audio: np.ndarray | torch.Tensor) -> torch.Tensor:
+    """Log-mel spectrogram of 16 kHz audio shaped (..., samples); returns (..., frames, N_MELS) float32."""
+    frames = _framed(audio)
+    if not frames.shape[-2]:  # the FFT refuses an empty batch
+        return frames.new_zeros((*frames.shape[:-2], 0, N_MELS))
+    power = torch.fft.rfft(frames * _window(), n=N_FFT).abs().square()
     return torch.log(torch.clamp(power @ mel_filterbank(), min=LOG_FLOOR))
 
 
 def frame_levels(audio: np.ndarray | torch.Tensor) -> torch.Tensor:
     """RMS level (full scale 1) of each `log_mel` frame's samples, unwindowed: (..., samples) -> (..., frames)."""
-    x = torch.as_tensor(audio, dtype=torch.float32)
-    if x.shape[-1] < WINDOW:
-        return x.new_zeros((*x.shape[:-1], 0))
-    return x.unfold(-1, WINDOW, HOP).square().mean(-1).sqrt()
+    return _framed(audio).square().mean(-1).sqrt()
 
 
 class StreamingFrames:
