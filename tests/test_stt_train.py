@@ -163,8 +163,7 @@ def test_an_opening_silence_repeats_the_first_frame_before_the_same_words(fixtur
     assert np.array_equal(mel[4 * k : 4 * (k + item.n_frames)], item.mel.astype(np.float32))
     assert torch.equal(batch["targets"], torch.from_numpy(item.target))  # the same words, heard later
     assert (batch["speech"][0, :k] == 0).all() and torch.isnan(batch["end"][0, :k]).all()
-    if item.phones is not None:
-        assert (batch["phones"][0, :k] == PAD_ID).all()
+    assert item.phones is not None and (batch["phones"][0, :k] == PAD_ID).all()
     # none asked for (the default), or no training randomness: the utterance as it is
     for cfg, rng in ((replace(quiet, lead_silence_prob=0.0, lead_silence_s=0.4), 0), (quiet, 0), (quiet, None)):
         plain = collate([item], model, cfg, None if rng is None else np.random.default_rng(rng))
