@@ -17,11 +17,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # Debian packages: teacher engines of the data factory (flite, festival voices), real non-speech noise, real
-# speech for STT evaluation (pocketsphinx-testdata, alsa-utils, Asterisk's prompts, KTuberling's words), and
-# nginx for the multi-replica test. Root only; skipped when all are present.
+# speech for STT evaluation (pocketsphinx-testdata, alsa-utils, Asterisk's prompts, KTuberling's and qABCs's
+# words), and nginx for the multi-replica test. Root only; skipped when all are present.
 DEBIAN_PACKAGES := flite festival festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts \
 	sound-theme-freedesktop pocketsphinx-testdata alsa-utils asterisk-core-sounds-en \
-	asterisk-core-sounds-en-wav ktuberling-data nginx-light
+	asterisk-core-sounds-en-wav ktuberling-data qabcs-data nginx-light
 system-deps:
 	@dpkg -s $(DEBIAN_PACKAGES) >/dev/null 2>&1 || { apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_PACKAGES) >/dev/null; }

@@ -1,5 +1,7 @@
 from pathlib import Path
 
+import pytest
+
 from sonare.data.build import section_speakers
 from sonare.data.config import load_config
 
@@ -25,8 +27,9 @@ def test_default_recipe_size_and_teachers():
     assert first.hours >= 2.0
 
 
-def test_heldout_speakers_are_never_trained_on():
-    config = load_config(DEFAULT)
+@pytest.mark.parametrize("recipe", ["data-default.yaml", "data-stt-answers.yaml"])
+def test_heldout_speakers_are_never_trained_on(recipe):
+    config = load_config(DEFAULT.parent / recipe)
     train = [s for s in config.sections if s.split == "train"]
     heldout = [s for s in config.sections if s.split == "heldout"]
     assert heldout
@@ -65,3 +68,21 @@ def test_a_recipe_on_a_base_replaces_keys_and_merges_sections_by_name(tmp_path):
     assert (read.hours, read.teacher, read.rate) == (2.0, "espeak", [0.9, 1.1])  # only `hours` replaced
     assert config.section("noisy").hours == 0.5
     assert load_config(base).section("read").hours == 1.0  # the base recipe itself is unchanged
+
+
+def test_answers_recipe_reads_lone_answers_with_no_held_out_voice(tmp_path):
+    config = load_config(DEFAULT.parent / "data-stt-answers.yaml")
+    assert all(s.sentence_style == "answers" for s in config.sections if s.kind == "speech")
+    speech = [s for s in config.sections if s.kind == "speech" and s.split == "train"]
+    heldout = load_config(DEFAULT)
+    untransformed = {
+        v for s in heldout.sections if s.split == "heldout" and s.speakers_per_voice == 0 for v in _voices(s)
+    }
+    assert not untransformed & set().union(*(_voices(s) for s in speech))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "name: x\nseed: 1\nsections:\n  - {name: a, kind: speech, teacher: espeak, voices: [en-us],"
+        " sentence_style: poems}\n"
+    )
+    with pytest.raises(ValueError, match="sentence_style"):
+        load_config(bad)

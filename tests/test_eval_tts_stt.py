@@ -90,9 +90,11 @@ def test_stt_evaluation_clean_and_in_noise(espeak, tiny):
             "/usr/share/sounds/alsa",
             "/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz",
             "/usr/share/ktuberling/sounds/en.soundtheme",
+            "/usr/share/qabcs/abcs/en/abc1.json",
         )
     ),
-    reason="needs pocketsphinx-testdata, alsa-utils, the Asterisk prompts and KTuberling's sounds (make system-deps)",
+    reason="needs pocketsphinx-testdata, alsa-utils, the Asterisk prompts, KTuberling's and qABCs's sounds "
+    "(make system-deps)",
 )
 def test_real_speech_manifest_lists_every_transcribed_set(tmp_path, tiny):
     import soundfile as sf
@@ -102,10 +104,18 @@ def test_real_speech_manifest_lists_every_transcribed_set(tmp_path, tiny):
     from sonare.stt.realspeech import write_manifest
 
     records = list(read_manifest(write_manifest(tmp_path)))
-    sections = ("librivox", "cards", "alsa", "asterisk", "asterisk-words", "ktuberling")
+    sections = ("librivox", "cards", "alsa", "asterisk", "asterisk-words", "ktuberling", "qabcs")
     counts = {s: sum(r["section"] == s for r in records) for s in sections}
     # Noise.wav is not speech; nor are Asterisk's tones, silences and spoken letters, nor KTuberling's "ufo"
-    assert counts == {"librivox": 5, "cards": 5, "alsa": 8, "asterisk": 369, "asterisk-words": 121, "ktuberling": 70}
+    assert counts == {
+        "librivox": 5,
+        "cards": 5,
+        "alsa": 8,
+        "asterisk": 369,
+        "asterisk-words": 121,
+        "ktuberling": 70,
+        "qabcs": 130,
+    }
     assert len(records) == sum(counts.values())
     by_id = {r["id"]: r for r in records}
     assert by_id["cards-005"]["text"] == "eight of spades four of clubs seven of hearts"
@@ -118,6 +128,7 @@ def test_real_speech_manifest_lists_every_transcribed_set(tmp_path, tiny):
         by_id["ktuberling-egypt_palmtree"]["text"] == "palm tree"
         and by_id["ktuberling-moustache"]["text"] == "moustache"
     )
+    assert by_id["qabcs-ice_cream"]["text"] == "ice cream" and by_id["qabcs-yinyang"]["text"] == "yin yang"
     assert not any(r["id"].startswith(("asterisk-beep", "asterisk-words-letters")) for r in records)
     # four fifths of the prompts are the adaptation dataset, in the LJSpeech layout; everything else stays held out
     adaptation = [r for r in records if r["split"] == "train"]

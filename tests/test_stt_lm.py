@@ -173,3 +173,17 @@ def test_a_key_term_wins_where_the_audio_is_unsure_and_leaves_other_audio_alone(
     # audio that clearly says a known word keeps it
     clear = _frames([{ch: 0.95} for ch in "the cat mat"])
     assert _decode(BeamDecoder(lm, BeamSettings(), FRAME_SECONDS, keyterms=["mab"]), clear)[0] == "the cat mat"
+
+
+def test_generated_answers_teach_the_model_that_a_turn_can_be_one_value(tmp_path):
+    from sonare.stt.lm import BOS
+    from sonare.train.lm import LMTrainConfig, train_lm
+
+    opens = {}
+    for answers in (0, 3000):
+        out = tmp_path / f"answers-{answers}"
+        out.mkdir()
+        cfg = LMTrainConfig(generated_sentences=3000, generated_answers=answers, wordnet=False, stt_recipe=None)
+        opens[answers] = WordLM.load(train_lm(cfg, out)).log_prob(BOS, BOS, "tuesday")
+    # a turn opens with "Tuesday" far more often once lone answers are in the text
+    assert opens[3000] > opens[0] + 1.0

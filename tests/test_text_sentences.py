@@ -48,6 +48,21 @@ def test_variety() -> None:
     assert len(vocabulary) > 6000
 
 
-def test_bad_split_rejected() -> None:
+def test_answers_are_lone_values_with_the_same_split() -> None:
+    from sonare.text import normalize
+
+    answers = generate_sentences(3000, seed=5, style="answers")
+    assert answers == generate_sentences(3000, seed=5, style="answers")
+    lengths = [len(normalize(a).split()) for a in answers]
+    # one value each: a word or a name, a number or a date read out, never a sentence around it
+    assert max(lengths) <= 16 and sum(n == 1 for n in lengths) > 500 and sum(n <= 3 for n in lengths) > 1500
+    assert {"Tuesday.", "March."} <= set(answers)
+    heldout = generate_sentences(100, seed=5, split="heldout", style="answers")
+    assert all(split_of(a) == "heldout" for a in heldout) and not set(heldout) & set(answers)
+
+
+def test_bad_split_or_style_rejected() -> None:
     with pytest.raises(ValueError):
         generate_sentences(10, split="test")
+    with pytest.raises(ValueError):
+        generate_sentences(10, style="poems")

@@ -68,7 +68,7 @@ def section_sentences(config: CorpusConfig, section: Section) -> list[str]:
 
     n = max(16, int(section.hours * SENTENCES_PER_HOUR) + 16, 4 * (section.items or 0))
     seed = config.seed + zlib.crc32(section.name.encode())
-    return generate_sentences(n, seed, split=section.sentence_split)
+    return generate_sentences(n, seed, split=section.sentence_split, style=section.sentence_style)
 
 
 def audio_path(section: Section, item_id: str, index: int) -> str:

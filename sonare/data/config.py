@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sonare.recipe import read_recipe
+from sonare.text.sentences import STYLES
 
 
 @dataclass
@@ -38,6 +39,7 @@ class Section:
     transform: dict[str, list[float]] = field(default_factory=dict)
     rate: list[float] = field(default_factory=lambda: [1.0, 1.0])
     sentence_split: str = "train"
+    sentence_style: str = "mixed"  # "answers": lone values ("Tuesday.", "42."), sonare.text.sentences
     sample_rate: int | None = None  # None keeps the teacher's native rate
     max_seconds: float = 12.0
     sources: list[str] = field(default_factory=list)
@@ -76,6 +78,8 @@ def load_config(path: str | Path) -> CorpusConfig:
             raise ValueError(f"section {s.name}: split must be train or heldout")
         if s.kind == "speech" and not (s.teacher and s.voices):
             raise ValueError(f"section {s.name}: speech needs a teacher and voices")
+        if s.sentence_style not in STYLES:
+            raise ValueError(f"section {s.name}: sentence_style must be one of {STYLES}")
         if s.kind == "recordings":
             from sonare.data.recordings import read_recordings
 

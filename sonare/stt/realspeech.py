@@ -14,7 +14,10 @@ this machine, each set a section of its own:
   "November", "foxtrot"). Spoken letters, symbols and tones are left out: a letter's name has no spelling to
   score a transcript against;
 - `ktuberling` (ktuberling-data): KDE's KTuberling toy naming the pieces a child places ("moustache", "palm
-  tree", "pepperoni"), one voice, 44.1 kHz, GPL-2+; each sound's name in the English sound theme is what it says.
+  tree", "pepperoni"), one voice, 44.1 kHz, GPL-2+; each sound's name in the English sound theme is what it says;
+- `qabcs` (qabcs-data): qABCs, an alphabet book for children, naming the picture for each letter ("accordion",
+  "ice cream", "xylophone"), one American voice (Jordan Irwin), 44.1 kHz, GPL-3+; the book's abc1.json names each
+  picture and its sound.
 
 Four fifths of the `asterisk` prompts (chosen by a hash of their names, so always the same ones) are also written
 as a recorded dataset in the LJSpeech layout, `asterisk-adaptation/`, for a recogniser to adapt to real speech
@@ -22,7 +25,8 @@ as a recorded dataset in the LJSpeech layout, `asterisk-adaptation/`, for a reco
 `split: train`, so `sonare eval stt` (held-out split by default) scores only what no model trained on: the last
 fifth, `asterisk-words` and the other voices. `--split train` scores the adaptation prompts themselves.
 
-    apt-get install pocketsphinx-testdata alsa-utils asterisk-core-sounds-en asterisk-core-sounds-en-wav ktuberling-data
+    apt-get install pocketsphinx-testdata alsa-utils asterisk-core-sounds-en asterisk-core-sounds-en-wav \
+        ktuberling-data qabcs-data
     python -m sonare.stt.realspeech runs/realspeech
     sonare eval stt --manifest runs/realspeech/manifest.jsonl --asr sonare --asr whisper-tiny
 """
@@ -52,6 +56,9 @@ KTUBERLING = Path("/usr/share/ktuberling/sounds")
 # KTuberling sound names whose words are spelled otherwise: joined, or misspelled in the theme.
 KTUBERLING_WORDS = {"palmtree": "palm tree", "fallingstar": "falling star", "sphynx": "sphinx", "brocolli": "broccoli"}
 KTUBERLING_LETTERS = {"ufo"}  # a run of letters' names, left out like Asterisk's spoken letters
+QABCS = Path("/usr/share/qabcs/abcs/en")
+# qABCs picture names written joined where English writes them apart.
+QABCS_WORDS = {"yinyang": "yin yang", "yoyo": "yo-yo"}
 ADAPTATION_FOLDER = "asterisk-adaptation"
 ADAPTATION_SHARE = 0.8  # of the `asterisk` prompts; the rest stay held out with every other set
 
@@ -82,6 +89,25 @@ def _named_pieces(folder: Path) -> list[tuple[str, Path, str]]:
         word = name.rpartition("_")[2]
         if word not in KTUBERLING_LETTERS and (folder / file).exists():
             clips.append((name, folder / file, KTUBERLING_WORDS.get(word, word)))
+    return clips
+
+
+def _pictures(folder: Path) -> list[tuple[str, Path, str]]:
+    """qABCs's English pictures: for each letter, each category's picture name and the sound that says it."""
+    book = json.loads((folder / "abc1.json").read_text(encoding="utf-8"))
+    clips = []
+    for letter in book["letters"]:
+        for pictures in letter.values():
+            for picture in pictures.values():
+                if isinstance(picture, dict) and (folder / "sounds/words" / picture["sound_pic"]).exists():
+                    name = picture["name"].lower()
+                    clips.append(
+                        (
+                            Path(picture["sound_pic"]).stem,
+                            folder / "sounds/words" / picture["sound_pic"],
+                            QABCS_WORDS.get(name, name),
+                        )
+                    )
     return clips
 
 
@@ -131,6 +157,7 @@ def write_manifest(
     asterisk: Path = ASTERISK,
     asterisk_listing: Path = ASTERISK_LISTING,
     ktuberling: Path = KTUBERLING,
+    qabcs: Path = QABCS,
 ) -> Path:
     """manifest.jsonl with one record per clip (absolute audio paths), and the adaptation prompts' dataset beside it."""
     if not all((pocketsphinx / folder / listing).exists() for folder, listing in TRANSCRIBED.items()):
@@ -143,10 +170,13 @@ def write_manifest(
         )
     if not (ktuberling / "en.soundtheme").exists():
         raise SystemExit(f"no KTuberling sounds under {ktuberling}: apt-get install ktuberling-data")
+    if not (qabcs / "abc1.json").exists():
+        raise SystemExit(f"no qABCs sounds under {qabcs}: apt-get install qabcs-data")
     sets = {section: _transcribed(pocketsphinx / section, listing) for section, listing in TRANSCRIBED.items()}
     sets["alsa"] = _announcements(alsa)
     sets.update(_prompts(asterisk, asterisk_listing))
     sets["ktuberling"] = _named_pieces(ktuberling)
+    sets["qabcs"] = _pictures(qabcs)
     records = [
         {
             "id": f"{section}-{clip}",

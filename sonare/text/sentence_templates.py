@@ -518,6 +518,18 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# Lone answers: one value and nothing around it, as a caller answers a question ("Tuesday.", "Boston.", "42.").
+# Whole sentences give a word its neighbours; a recogniser trained only on them reads a lone word worst
+# (docs/benchmarks.md, STT, session 41), and in a voice agent's dialogue these are the commonest turns.
+ANSWERS: tuple[str, ...] = (
+    "{first}.", "{person}.", "{city}.", "{state}.", "{country}.", "{company}.", "{product}.", "{medication}.",
+    "{symptom}.", "{body_part}.", "{food}.", "{animal}.", "{job}.", "{color}.", "{place}.", "{activity}.",
+    "{item}.", "{creature}.", "{weekday}.", "{month}.", "{month} {day_ordinal}.", "{weekday} the {day_ordinal}.",
+    "{date}.", "{time}.", "{year}.", "{price}.", "{phone}.", "{ref}.", "{zip}.", "{last4}.", "{ordinal}.",
+    "{day_ordinal}.", "{small_number}.", "{number}.", "{count}.", "{percent}.", "{duration}.", "{temperature}.",
+    "{distance}.", "{weight}.", "{dose}.",
+)  # fmt: skip
+
 SHORT_REPLIES: tuple[str, ...] = (
     "Yes.", "No.", "Yeah.", "Nope.", "Sure.", "Okay.", "OK, thanks.", "Sure, go ahead.", "Of course.",
     "Absolutely.", "Not really.", "I think so.", "I don't think so.", "Maybe later.", "Thank you!",

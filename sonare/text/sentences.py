@@ -4,7 +4,9 @@ Sentences come from three sources mixed at fixed rates: domain templates with wi
 vocabularies (contact centres, healthcare, games, sales, assistants, everyday talk, questions,
 commands; numbers, money, dates, times and phone numbers in written form), the WordNet usage
 examples shipped in sonare/assets/text (wide, natural vocabulary), and short replies. Some are
-opened with a hesitation ("Um, so I think ...") or joined into long compound sentences.
+opened with a hesitation ("Um, so I think ...") or joined into long compound sentences. That mix is
+the "mixed" style; the "answers" style gives lone answers instead, one value each ("Tuesday.", "42."),
+for a corpus section of them.
 
 The split is a property of the sentence itself: a hash of its canonical form (case-folded, letters
 and digits only) puts about 2% in "heldout". It does not depend on the seed or on the text
@@ -18,9 +20,10 @@ import random
 import re
 
 from sonare.text.corpus import corpus_sentences
-from sonare.text.sentence_templates import CONNECTIVES, FILLERS, SHORT_REPLIES, TEMPLATES, fill
+from sonare.text.sentence_templates import ANSWERS, CONNECTIVES, FILLERS, SHORT_REPLIES, TEMPLATES, fill
 
 SPLITS = ("train", "heldout")
+STYLES = ("mixed", "answers")
 _HELDOUT_PER_10000 = 200
 
 # Rates of each kind of sentence; the rest are single template sentences.
@@ -92,13 +95,22 @@ def _sentence(rng: random.Random) -> str:
     return sentence
 
 
-def generate_sentences(n: int, seed: int = 0, split: str = "train") -> list[str]:
-    """`n` distinct sentences of `split` ("train" or "heldout"), the same for the same seed.
+def _answer(rng: random.Random) -> str:
+    answer = fill(rng.choice(ANSWERS), rng)
+    return answer[0].upper() + answer[1:]
+
+
+def generate_sentences(n: int, seed: int = 0, split: str = "train", style: str = "mixed") -> list[str]:
+    """`n` distinct sentences of `split` ("train" or "heldout") in `style` ("mixed" or "answers"), the same for the
+    same seed.
 
     A larger `n` extends a smaller one: the first sentences do not change.
     """
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, not {split!r}")
+    if style not in STYLES:
+        raise ValueError(f"style must be one of {STYLES}, not {style!r}")
+    draw = _answer if style == "answers" else _sentence
     rng = random.Random(seed)
     seen: set[str] = set()
     sentences: list[str] = []
@@ -106,7 +118,7 @@ def generate_sentences(n: int, seed: int = 0, split: str = "train") -> list[str]
     for _ in range(budget):
         if len(sentences) == n:
             return sentences
-        sentence = " ".join(_sentence(rng).split())
+        sentence = " ".join(draw(rng).split())
         key = canonical(sentence)
         if key in seen:
             continue

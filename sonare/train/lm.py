@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 @dataclass
 class LMTrainConfig:
     generated_sentences: int = 100_000
+    # Lone answers ("Tuesday.", "42."; sonare.text.sentences' "answers" style) beside them: how often a turn is one
+    # value and nothing else, which whole sentences never say.
+    generated_answers: int = 0
     seed: int = 1
     wordnet: bool = True
     text_files: list[str] = field(default_factory=list)
@@ -63,6 +66,8 @@ def training_text(cfg: LMTrainConfig) -> list[str]:
     from sonare.text.sentences import generate_sentences, split_of
 
     sentences = generate_sentences(cfg.generated_sentences, seed=cfg.seed, split="train")
+    if cfg.generated_answers:
+        sentences += generate_sentences(cfg.generated_answers, seed=cfg.seed, split="train", style="answers")
     if cfg.wordnet:
         sentences += [s for s in corpus_sentences() if split_of(s) == "train"]
     for path in cfg.text_files:
