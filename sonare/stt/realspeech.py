@@ -95,18 +95,15 @@ def _named_pieces(folder: Path) -> list[tuple[str, Path, str]]:
 def _pictures(folder: Path) -> list[tuple[str, Path, str]]:
     """qABCs's English pictures: for each letter, each category's picture name and the sound that says it."""
     book = json.loads((folder / "abc1.json").read_text(encoding="utf-8"))
+    sounds = folder / "sounds" / "words"
     clips = []
     for letter in book["letters"]:
-        for pictures in letter.values():
-            for picture in pictures.values():
-                if isinstance(picture, dict) and (folder / "sounds/words" / picture["sound_pic"]).exists():
+        for entries in letter.values():  # the letter's own sound (a file name) and one picture per category
+            for picture in entries.values():
+                if isinstance(picture, dict) and (sounds / picture["sound_pic"]).exists():
                     name = picture["name"].lower()
                     clips.append(
-                        (
-                            Path(picture["sound_pic"]).stem,
-                            folder / "sounds/words" / picture["sound_pic"],
-                            QABCS_WORDS.get(name, name),
-                        )
+                        (Path(picture["sound_pic"]).stem, sounds / picture["sound_pic"], QABCS_WORDS.get(name, name))
                     )
     return clips
 
