@@ -1,8 +1,8 @@
 """The real-speech rows docs/benchmarks.md and the STT card report, from `sonare eval stt` result files of the
 real-speech manifest (`python -m sonare.stt.realspeech runs/realspeech`): WER per section, and the groups the
 tables use, summed edit by edit (not averaged): the Asterisk voice's unheard prompts, the other real voices
-(LibriVox, pocketsphinx cards, alsa speaker-test), and every held-out clip but KTuberling's (the 218 clips
-scored before session 39).
+(LibriVox, pocketsphinx cards, alsa speaker-test), every held-out clip but KTuberling's and qABCs's (the 218
+clips scored before session 39), and the isolated words of three voices (Asterisk's, KTuberling's, qABCs's).
 
     python benchmarks/stt_real_speech_rows.py RESULT.json [RESULT.json ...] [--asr sonare] [--condition clean]
 """
@@ -16,6 +16,7 @@ from pathlib import Path
 GROUPS = {
     "other real voices": ("librivox", "cards", "alsa"),
     "all but KTuberling": ("librivox", "cards", "alsa", "asterisk", "asterisk-words"),
+    "isolated words": ("asterisk-words", "ktuberling", "qabcs"),
 }
 
 

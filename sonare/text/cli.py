@@ -32,7 +32,7 @@ def _phonemize(args: argparse.Namespace) -> int:
 def _sentences(args: argparse.Namespace) -> int:
     from sonare.text.sentences import generate_sentences
 
-    for sentence in generate_sentences(args.n, seed=args.seed, split=args.split):
+    for sentence in generate_sentences(args.n, seed=args.seed, split=args.split, style=args.style):
         print(sentence)
     return 0
 
@@ -67,6 +67,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sentences.add_argument("-n", type=int, default=100, help="how many distinct sentences")
     sentences.add_argument("--seed", type=int, default=0)
     sentences.add_argument("--split", choices=("train", "heldout"), default="train")
+    sentences.add_argument(
+        "--style", choices=("mixed", "answers"), default="mixed", help="mixed sentences, or lone answers"
+    )
     sentences.set_defaults(handler=_sentences)
 
     languages = commands.add_parser("languages", help="espeak-ng language codes")
