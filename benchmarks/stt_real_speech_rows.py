@@ -15,7 +15,7 @@ from pathlib import Path
 
 GROUPS = {
     "other real voices": ("librivox", "cards", "alsa"),
-    "all but KTuberling": ("librivox", "cards", "alsa", "asterisk", "asterisk-words"),
+    "all but KTuberling and qABCs": ("librivox", "cards", "alsa", "asterisk", "asterisk-words"),
     "isolated words": ("asterisk-words", "ktuberling", "qabcs"),
 }
 
@@ -44,7 +44,7 @@ def main() -> None:
         sections = json.loads(Path(path).read_text())["by_section"][args.asr][args.condition]
         print(path)
         for name, (wer, words) in rows(sections).items():
-            print(f"  {name:<22} {wer:7.1%}  ({words} words)")
+            print(f"  {name:<28} {wer:7.1%}  ({words} words)")
 
 
 if __name__ == "__main__":
