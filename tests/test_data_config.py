@@ -27,7 +27,7 @@ def test_default_recipe_size_and_teachers():
     assert first.hours >= 2.0
 
 
-@pytest.mark.parametrize("recipe", ["data-default.yaml", "data-stt-answers.yaml"])
+@pytest.mark.parametrize("recipe", ["data-default.yaml", "data-stt-answers.yaml", "data-stt-words.yaml"])
 def test_heldout_speakers_are_never_trained_on(recipe):
     config = load_config(DEFAULT.parent / recipe)
     train = [s for s in config.sections if s.split == "train"]

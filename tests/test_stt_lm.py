@@ -187,3 +187,15 @@ def test_generated_answers_teach_the_model_that_a_turn_can_be_one_value(tmp_path
         opens[answers] = WordLM.load(train_lm(cfg, out)).log_prob(BOS, BOS, "tuesday")
     # a turn opens with "Tuesday" far more often once lone answers are in the text
     assert opens[3000] > opens[0] + 1.0
+
+
+def test_generated_words_join_the_text_as_one_word_turns():
+    from sonare.train.lm import LMTrainConfig, training_text
+
+    plain = training_text(LMTrainConfig(generated_sentences=200, wordnet=False, stt_recipe=None))
+    with_words = training_text(
+        LMTrainConfig(generated_sentences=200, generated_words=300, wordnet=False, stt_recipe=None)
+    )
+    added = with_words[len(plain) :]
+    assert with_words[: len(plain)] == plain and len(added) == 300
+    assert all(len(line.split()) == 1 for line in added)

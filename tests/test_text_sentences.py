@@ -61,6 +61,16 @@ def test_answers_are_lone_values_with_the_same_split() -> None:
     assert all(split_of(a) == "heldout" for a in heldout) and not set(heldout) & set(answers)
 
 
+def test_words_are_lone_content_words_with_the_same_split() -> None:
+    words = generate_sentences(3000, seed=5, style="words")
+    assert words == generate_sentences(3000, seed=5, style="words")
+    # one word each, capitalised and closed, never a function word said alone
+    assert all(re.fullmatch(r"[A-Z][a-z]{2,}\.", w) for w in words)
+    assert not {"The.", "And.", "Which."} & set(words)
+    heldout = generate_sentences(100, seed=5, split="heldout", style="words")
+    assert all(split_of(w) == "heldout" for w in heldout) and not set(heldout) & set(words)
+
+
 def test_bad_split_or_style_rejected() -> None:
     with pytest.raises(ValueError):
         generate_sentences(10, split="test")

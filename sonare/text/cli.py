@@ -68,7 +68,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sentences.add_argument("--seed", type=int, default=0)
     sentences.add_argument("--split", choices=("train", "heldout"), default="train")
     sentences.add_argument(
-        "--style", choices=("mixed", "answers"), default="mixed", help="mixed sentences, or lone answers"
+        "--style",
+        choices=("mixed", "answers", "words"),
+        default="mixed",
+        help="mixed sentences, lone answers, or lone words",
     )
     sentences.set_defaults(handler=_sentences)
 

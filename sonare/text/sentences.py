@@ -6,7 +6,8 @@ commands; numbers, money, dates, times and phone numbers in written form), the W
 examples shipped in sonare/assets/text (wide, natural vocabulary), and short replies. Some are
 opened with a hesitation ("Um, so I think ...") or joined into long compound sentences. That mix is
 the "mixed" style; the "answers" style gives lone answers instead, one value each ("Tuesday.", "42."),
-for a corpus section of them.
+and the "words" style one word of the WordNet examples said alone ("Umbrella.", "Cancel."), each for a
+corpus section of them.
 
 The split is a property of the sentence itself: a hash of its canonical form (case-folded, letters
 and digits only) puts about 2% in "heldout". It does not depend on the seed or on the text
@@ -23,7 +24,7 @@ from sonare.text.corpus import corpus_sentences
 from sonare.text.sentence_templates import ANSWERS, CONNECTIVES, FILLERS, SHORT_REPLIES, TEMPLATES, fill
 
 SPLITS = ("train", "heldout")
-STYLES = ("mixed", "answers")
+STYLES = ("mixed", "answers", "words")
 _HELDOUT_PER_10000 = 200
 
 # Rates of each kind of sentence; the rest are single template sentences.
@@ -33,6 +34,18 @@ _COMPOUND_RATE = 0.10
 _FILLER_RATE = 0.08
 
 _NOT_ALNUM = re.compile(r"[^\w]+")
+# A word said alone: lower case in running text (no names, no sentence openers), letters only, and not a
+# function word, which nobody says on its own.
+_LONE_WORD = re.compile(r"(?<![\w'-])[a-z]{3,}(?![\w'-])")
+_FUNCTION_WORDS_TEXT = """
+    the and for are but not you all any can had her was one our out has him his how its may who did get
+    let she too use that with have this will your from they been were said each which their there what
+    about would these other into more some than then them when could also only such very just over most
+    even where while after before being those through because should whom upon onto unto does done
+    shall might must ought itself himself herself themselves yourself ourselves myself whose whether
+    though although until unless since among within without against between during toward towards
+"""
+_FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_TEXT.split())
 # First words that lose their capital when a sentence follows other words; a sentence starting
 # with anything else (a name, a place) is not joined to another.
 _LOWERCASE_STARTS_TEXT = """
@@ -101,7 +114,7 @@ def _answer(rng: random.Random) -> str:
 
 
 def generate_sentences(n: int, seed: int = 0, split: str = "train", style: str = "mixed") -> list[str]:
-    """`n` distinct sentences of `split` ("train" or "heldout") in `style` ("mixed" or "answers"), the same for the
+    """`n` distinct sentences of `split` ("train" or "heldout") in `style` (one of STYLES), the same for the
     same seed.
 
     A larger `n` extends a smaller one: the first sentences do not change.
@@ -110,7 +123,7 @@ def generate_sentences(n: int, seed: int = 0, split: str = "train", style: str =
         raise ValueError(f"split must be one of {SPLITS}, not {split!r}")
     if style not in STYLES:
         raise ValueError(f"style must be one of {STYLES}, not {style!r}")
-    draw = _answer if style == "answers" else _sentence
+    draw = {"mixed": _sentence, "answers": _answer, "words": _lone_word}[style]
     rng = random.Random(seed)
     seen: set[str] = set()
     sentences: list[str] = []
@@ -128,3 +141,11 @@ def generate_sentences(n: int, seed: int = 0, split: str = "train", style: str =
     if len(sentences) < n:
         raise ValueError(f"only {len(sentences)} distinct {split} sentences found after {budget} draws")
     return sentences
+
+
+def _lone_word(rng: random.Random) -> str:
+    # A word of a random example sentence, so a word comes as often as the examples use it.
+    while True:
+        words = [w for w in _LONE_WORD.findall(rng.choice(corpus_sentences())) if w not in _FUNCTION_WORDS]
+        if words:
+            return rng.choice(words).capitalize() + "."

@@ -40,6 +40,7 @@ class LMTrainConfig:
     # Lone answers ("Tuesday.", "42."; sonare.text.sentences' "answers" style) beside them: how often a turn is one
     # value and nothing else, which whole sentences never say.
     generated_answers: int = 0
+    generated_words: int = 0  # lone words ("Umbrella.", the "words" style): a turn can be one word of any kind
     seed: int = 1
     wordnet: bool = True
     text_files: list[str] = field(default_factory=list)
@@ -68,6 +69,8 @@ def training_text(cfg: LMTrainConfig) -> list[str]:
     sentences = generate_sentences(cfg.generated_sentences, seed=cfg.seed, split="train")
     if cfg.generated_answers:
         sentences += generate_sentences(cfg.generated_answers, seed=cfg.seed, split="train", style="answers")
+    if cfg.generated_words:
+        sentences += generate_sentences(cfg.generated_words, seed=cfg.seed, split="train", style="words")
     if cfg.wordnet:
         sentences += [s for s in corpus_sentences() if split_of(s) == "train"]
     for path in cfg.text_files:
