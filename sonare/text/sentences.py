@@ -24,7 +24,6 @@ from sonare.text.corpus import corpus_sentences
 from sonare.text.sentence_templates import ANSWERS, CONNECTIVES, FILLERS, SHORT_REPLIES, TEMPLATES, fill
 
 SPLITS = ("train", "heldout")
-STYLES = ("mixed", "answers", "words")
 _HELDOUT_PER_10000 = 200
 
 # Rates of each kind of sentence; the rest are single template sentences.
@@ -113,6 +112,19 @@ def _answer(rng: random.Random) -> str:
     return answer[0].upper() + answer[1:]
 
 
+def _lone_word(rng: random.Random) -> str:
+    # A word of a random example sentence, so a word comes as often as the examples use it.
+    while True:
+        words = [w for w in _LONE_WORD.findall(rng.choice(corpus_sentences())) if w not in _FUNCTION_WORDS]
+        if words:
+            return rng.choice(words).capitalize() + "."
+
+
+# The ways a sentence is drawn, by style name.
+_DRAWS = {"mixed": _sentence, "answers": _answer, "words": _lone_word}
+STYLES = tuple(_DRAWS)
+
+
 def generate_sentences(n: int, seed: int = 0, split: str = "train", style: str = "mixed") -> list[str]:
     """`n` distinct sentences of `split` ("train" or "heldout") in `style` (one of STYLES), the same for the
     same seed.
@@ -123,7 +135,7 @@ def generate_sentences(n: int, seed: int = 0, split: str = "train", style: str =
         raise ValueError(f"split must be one of {SPLITS}, not {split!r}")
     if style not in STYLES:
         raise ValueError(f"style must be one of {STYLES}, not {style!r}")
-    draw = {"mixed": _sentence, "answers": _answer, "words": _lone_word}[style]
+    draw = _DRAWS[style]
     rng = random.Random(seed)
     seen: set[str] = set()
     sentences: list[str] = []
@@ -141,11 +153,3 @@ def generate_sentences(n: int, seed: int = 0, split: str = "train", style: str =
     if len(sentences) < n:
         raise ValueError(f"only {len(sentences)} distinct {split} sentences found after {budget} draws")
     return sentences
-
-
-def _lone_word(rng: random.Random) -> str:
-    # A word of a random example sentence, so a word comes as often as the examples use it.
-    while True:
-        words = [w for w in _LONE_WORD.findall(rng.choice(corpus_sentences())) if w not in _FUNCTION_WORDS]
-        if words:
-            return rng.choice(words).capitalize() + "."
