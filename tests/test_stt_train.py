@@ -272,6 +272,59 @@ def test_a_run_from_an_export_fits_a_phoneme_head_to_the_frozen_encoder(fixture_
     assert model.training
 
 
+def test_a_turn_teacher_pulls_the_turn_outputs_toward_its_own(fixture_corpus, tmp_path):
+    """The teacher's term is nothing while the model computes what the teacher does, and its gradient through a
+    frozen turn head moves the encoder until the turn outputs come close to the teacher's."""
+    import copy
+
+    from sonare.stt.dataset import load_source
+    from sonare.stt.model import STTConfig, STTModel
+    from sonare.text.inventory import vocab_size
+    from sonare.train.stt import losses
+
+    cfg = STTTrainConfig(sources=[], batch_frames=4000, turn_teacher_weight=1.0)
+    items = load_source(fixture_corpus / "manifest.jsonl", "train", tmp_path)
+    torch.manual_seed(0)
+    model = STTModel(STTConfig(**SMALL)).eval()  # eval: no dropout, so the same weights give the same outputs
+    teacher = STTModel(STTConfig(**SMALL)).eval()  # other random weights
+    head = torch.nn.Linear(SMALL["d_model"], vocab_size())
+    batch = collate(items, model, cfg, None)
+    assert abs(losses(model, head, batch, cfg, copy.deepcopy(model))["turn_kl"].item()) < 1e-6
+
+    model.turn.requires_grad_(False)
+    opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-2)
+    divergences = []
+    for _ in range(40):
+        kl = losses(model, head, batch, cfg, teacher)["turn_kl"]
+        divergences.append(kl.item())
+        opt.zero_grad()
+        kl.backward()
+        opt.step()
+    assert divergences[0] > 0 and divergences[-1] < 0.3 * divergences[0]
+
+
+def test_a_run_with_a_turn_teacher_logs_how_far_it_is_from_the_teacher(fixture_corpus, tmp_path):
+    from safetensors.torch import save_file
+
+    from sonare.stt.weights import WEIGHTS_NAME
+
+    small = _saved_small_model(tmp_path / "best.pt")
+    (tmp_path / "teacher").mkdir()
+    metadata = {"config": json.dumps(small.cfg.to_dict()), "eager_threshold": "0.5", "end_threshold": "0.8"}
+    save_file(small.state_dict(), tmp_path / "teacher" / WEIGHTS_NAME, metadata=metadata)
+    cfg = STTTrainConfig(
+        sources=[str(fixture_corpus / "manifest.jsonl")], run_dir=str(tmp_path / "run"), model=SMALL,
+        batch_frames=4000, steps=25, warmup=1, val_every=100, init_from=str(tmp_path / "teacher"),
+        phone_head_fit_steps=1, turn_teacher=str(tmp_path / "teacher"), turn_teacher_weight=10.0,
+    )  # fmt: skip
+    train(cfg, progress=False)
+    state = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)
+    assert not torch.equal(state["model"]["ctc.weight"], small.state_dict()["ctc.weight"])  # it trained
+    log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    losses = [r for r in log if "loss" in r]  # every 25 steps
+    assert [r["step"] for r in losses] == [25] and losses[0]["turn_kl"] > 0.0
+
+
 def test_the_ctc_loss_runs_over_every_ctc_frame(fixture_corpus, tmp_path):
     from dataclasses import replace
 

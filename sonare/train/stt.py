@@ -80,6 +80,12 @@ class STTTrainConfig:
     # keep feeding the head what it reads, so a stage that adapts the acoustics keeps the head's end-of-turn
     # behaviour, which was trained on more conversations than the stage sees.
     freeze_turn_head: bool = False
+    # Hold the turn head's outputs (end and speech probabilities) on every frame trained to those of this frozen
+    # model (a directory with stt.safetensors, usually the stage's starting weights), by their KL divergence
+    # weighted so: a freeze of the head alone still let a stage's encoder move its ends (docs/benchmarks.md,
+    # STT, session 43), since the encoder feeds the head new features wherever no label pins it down.
+    turn_teacher: str | None = None
+    turn_teacher_weight: float = 0.0
     speech_weight: float = 0.2
     # Frame-level phoneme targets from the corpus alignments, through an auxiliary head that only training
     # uses: a dense signal at every frame that teaches the encoder acoustics far faster than CTC alone.
@@ -230,7 +236,11 @@ def random_colouring(rng: np.random.Generator, n_bins: int, max_db: float) -> np
 
 
 def losses(
-    model: STTModel, phone_head: torch.nn.Linear, batch: dict[str, torch.Tensor], cfg: STTTrainConfig
+    model: STTModel,
+    phone_head: torch.nn.Linear,
+    batch: dict[str, torch.Tensor],
+    cfg: STTTrainConfig,
+    turn_teacher: STTModel | None = None,
 ) -> dict[str, torch.Tensor]:
     h, _ = model.encode(batch["mel"], lengths=batch["lengths"])
     ctc_logits, turn_logits = model.ctc_logits(h), model.turn(h)
@@ -246,7 +256,22 @@ def losses(
     speech = _masked_bce(turn_logits[..., TURN_SPEECH], batch["speech"], valid)
     phone = phone_loss(phone_head, h, batch["phones"])
     total = ctc + cfg.end_weight * end + cfg.speech_weight * speech + cfg.phone_weight * phone
-    return {"loss": total, "ctc": ctc, "end": end, "speech": speech, "phone": phone}
+    parts = {"ctc": ctc, "end": end, "speech": speech, "phone": phone}
+    if turn_teacher is not None:
+        with torch.no_grad():
+            teacher_logits = turn_teacher.turn(turn_teacher.encode(batch["mel"], lengths=batch["lengths"])[0])
+        parts["turn_kl"] = turn_divergence(turn_logits[valid], teacher_logits[valid])
+        total = total + cfg.turn_teacher_weight * parts["turn_kl"]
+    return {"loss": total, **parts}
+
+
+def turn_divergence(logits: torch.Tensor, teacher_logits: torch.Tensor) -> torch.Tensor:
+    """Mean KL divergence of the teacher's Bernoulli outputs from the student's, both given as logits (N, 2):
+    0 where they agree, whatever the teacher's own uncertainty."""
+    target = torch.sigmoid(teacher_logits)
+    return F.binary_cross_entropy_with_logits(logits, target) - F.binary_cross_entropy_with_logits(
+        teacher_logits, target
+    )
 
 
 def phone_loss(phone_head: torch.nn.Linear, h: torch.Tensor, phones: torch.Tensor) -> torch.Tensor:
@@ -386,6 +411,11 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
         # fresh head would pull the encoder off course just as above.
         fit_phone_head(model, phone_head, train_set, cfg, progress)
     model.turn.requires_grad_(not cfg.freeze_turn_head)
+    turn_teacher = None
+    if cfg.turn_teacher:
+        from sonare.stt.weights import load_model
+
+        turn_teacher = load_model(cfg.turn_teacher)[0].to(cfg.device).eval().requires_grad_(False)
     params = [p for p in model.parameters() if p.requires_grad] + list(phone_head.parameters())
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     if ckpt is not None:
@@ -419,7 +449,7 @@ def train(cfg: STTTrainConfig, progress: bool = True) -> Path:
         batch = to_device(collate([train_set[i] for i in batches.pop()], model, cfg, np_rng), cfg.device)
         for group in opt.param_groups:
             group["lr"] = warmup_cosine(step, cfg.lr, cfg.warmup, cfg.steps, floor=0.02)
-        parts = losses(model, phone_head, batch, cfg)
+        parts = losses(model, phone_head, batch, cfg, turn_teacher)
         opt.zero_grad(set_to_none=True)
         parts["loss"].backward()
         torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
