@@ -10,8 +10,9 @@ never on the held-out split, by their false cut-offs on pauses to think (mid-sen
 conversations label them. `--export` writes safetensors weights with the config and thresholds. With
 `ema_decay`, the weights validated, kept and exported are a running average of the trained ones.
 
-Losses: CTC over characters, the turn head's end and speech labels, and cross-entropy of an auxiliary
-phoneme head (kept in the checkpoint, not exported) against the corpus's phoneme alignments.
+Losses: CTC over characters, the turn head's end and speech labels, cross-entropy of an auxiliary phoneme head
+(kept in the checkpoint, not exported) against the corpus's phoneme alignments, and with `turn_teacher` the
+divergence of the turn head's outputs from a frozen model's.
 """
 
 from __future__ import annotations
@@ -81,11 +82,11 @@ class STTTrainConfig:
     # behaviour, which was trained on more conversations than the stage sees.
     freeze_turn_head: bool = False
     # Hold the turn head's outputs (end and speech probabilities) on every frame trained to those of this frozen
-    # model (a directory with stt.safetensors, usually the stage's starting weights), by their KL divergence
-    # weighted so: a freeze of the head alone still let a stage's encoder move its ends (docs/benchmarks.md,
-    # STT, session 43), since the encoder feeds the head new features wherever no label pins it down.
+    # model (a directory with stt.safetensors, usually the stage's starting weights): their KL divergence times
+    # `turn_teacher_weight` joins the loss. A frozen head alone still let a stage's encoder move its ends, since the
+    # encoder feeds the head new features wherever no label pins them down (docs/benchmarks.md, STT, sessions 43-44).
     turn_teacher: str | None = None
-    turn_teacher_weight: float = 0.0
+    turn_teacher_weight: float = 30.0
     speech_weight: float = 0.2
     # Frame-level phoneme targets from the corpus alignments, through an auxiliary head that only training
     # uses: a dense signal at every frame that teaches the encoder acoustics far faster than CTC alone.
