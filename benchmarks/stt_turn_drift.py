@@ -43,11 +43,9 @@ def main() -> None:
         for indices in batches:
             items = [train[i] for i in indices]
             batch = collate(items, reference, cfg, rng)
-            expected = reference.turn(reference.encode(batch["mel"], lengths=batch["lengths"])[0])
-            valid = torch.arange(expected.shape[1])[None, :] < batch["lengths"][:, None]
             for name, model in models.items():
                 logits = model.turn(model.encode(batch["mel"], lengths=batch["lengths"])[0])
-                kl = turn_divergence(logits[valid], expected[valid]).item()
+                kl = turn_divergence(logits, reference, batch).item()
                 every[name].append(kl)
                 if any(u.pauses for u in items):
                     conversations[name].append(kl)

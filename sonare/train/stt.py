@@ -252,27 +252,34 @@ def losses(
         ctc = F.ctc_loss(logp, batch["targets"], ctc_lengths, batch["target_lengths"][has_text], zero_infinity=True)
     else:
         ctc = ctc_logits.sum() * 0.0
-    valid = torch.arange(turn_logits.shape[1], device=turn_logits.device)[None, :] < batch["lengths"][:, None]
+    valid = valid_frames(batch, turn_logits.shape[1])
     end = _masked_bce(turn_logits[..., TURN_END], batch["end"], valid)
     speech = _masked_bce(turn_logits[..., TURN_SPEECH], batch["speech"], valid)
     phone = phone_loss(phone_head, h, batch["phones"])
     total = ctc + cfg.end_weight * end + cfg.speech_weight * speech + cfg.phone_weight * phone
     parts = {"ctc": ctc, "end": end, "speech": speech, "phone": phone}
     if turn_teacher is not None:
-        with torch.no_grad():
-            teacher_logits = turn_teacher.turn(turn_teacher.encode(batch["mel"], lengths=batch["lengths"])[0])
-        parts["turn_kl"] = turn_divergence(turn_logits[valid], teacher_logits[valid])
+        parts["turn_kl"] = turn_divergence(turn_logits, turn_teacher, batch)
         total = total + cfg.turn_teacher_weight * parts["turn_kl"]
     return {"loss": total, **parts}
 
 
-def turn_divergence(logits: torch.Tensor, teacher_logits: torch.Tensor) -> torch.Tensor:
-    """Mean KL divergence of the teacher's Bernoulli outputs from the student's, both given as logits (N, 2):
-    0 where they agree, whatever the teacher's own uncertainty."""
-    target = torch.sigmoid(teacher_logits)
-    return F.binary_cross_entropy_with_logits(logits, target) - F.binary_cross_entropy_with_logits(
-        teacher_logits, target
-    )
+def valid_frames(batch: dict[str, torch.Tensor], n_frames: int) -> torch.Tensor:
+    """(B, n_frames) True on the encoder frames of each utterance, False on padding."""
+    lengths = batch["lengths"]
+    return torch.arange(n_frames, device=lengths.device)[None, :] < lengths[:, None]
+
+
+def turn_divergence(turn_logits: torch.Tensor, teacher: STTModel, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    """Mean KL divergence, over the batch's valid frames, of `teacher`'s turn outputs (end and speech, Bernoulli) on
+    the batch from those given by `turn_logits` (B, L, 2): 0 where they agree, whatever the teacher's own
+    uncertainty. The teacher runs without gradients."""
+    with torch.no_grad():
+        teacher_logits = teacher.turn(teacher.encode(batch["mel"], lengths=batch["lengths"])[0])
+    valid = valid_frames(batch, turn_logits.shape[1])
+    logits, expected = turn_logits[valid], teacher_logits[valid]
+    target = torch.sigmoid(expected)
+    return F.binary_cross_entropy_with_logits(logits, target) - F.binary_cross_entropy_with_logits(expected, target)
 
 
 def phone_loss(phone_head: torch.nn.Linear, h: torch.Tensor, phones: torch.Tensor) -> torch.Tensor:
