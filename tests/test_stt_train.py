@@ -492,3 +492,39 @@ def test_the_exported_threshold_detects_the_most_ends_when_none_detects_most():
     curve = {0.5: metrics(3, 6, 0.2), 0.7: metrics(1, 4, 0.3), 0.9: metrics(0, 2, 0.5)}
     assert chosen_threshold(curve, 0.05) == 0.7  # none detects most: the most within the budget
     assert chosen_threshold(curve, 0.0) == 0.9
+
+
+def test_noise_mixed_into_frames_reads_as_noise_mixed_into_the_audio():
+    from sonare.audio.features import log_mel
+    from sonare.data.augment import SAMPLE_RATE, add_noise, make_noise
+    from sonare.train.feature_noise import mix_noise
+
+    t = np.arange(3 * SAMPLE_RATE) / SAMPLE_RATE
+    voiced = sum(np.sin(2 * np.pi * 140 * k * t) / k for k in range(1, 20)) * (np.sin(2 * np.pi * 2 * t) > 0)
+    audio = (0.1 * voiced).astype(np.float32)
+    clean = log_mel(audio).numpy()
+    noise = log_mel(make_noise("babble", len(audio), 7).astype(np.float32)).numpy()
+    start = int(np.random.default_rng(3).integers(0, len(noise)))
+    mixed = mix_noise(clean, np.roll(noise, start, axis=0), 10.0, np.random.default_rng(3))
+    heard = log_mel(add_noise(audio, "babble", 10.0, 7).astype(np.float32)).numpy()
+    assert np.abs(heard - clean).mean() > 1.5  # the noise is loud enough to matter
+    assert np.abs(mixed - heard).mean() < 0.4
+    assert abs((mixed - heard).mean()) < 0.3  # at the SNR asked for
+
+
+def test_collate_mixes_noise_at_the_snr_drawn(fixture_corpus, tmp_path):
+    from sonare.stt.dataset import load_source
+    from sonare.stt.model import STTConfig, STTModel
+
+    item = load_source(fixture_corpus / "manifest.jsonl", "train", tmp_path)[0]
+    model = STTModel(STTConfig(**SMALL))
+    no_other_augmentation = {"gain_db": 0.0, "freq_masks": 0, "time_masks": 0, "max_frames": 10**6}
+    n = len(item.mel) // 4 * 4
+
+    def frames(**noise) -> np.ndarray:
+        cfg = STTTrainConfig(sources=[], noise_kinds=["pink"], **no_other_augmentation, **noise)
+        return collate([item], model, cfg, np.random.default_rng(0))["mel"][0, :n].numpy()
+
+    change = {snr: np.abs(frames(noise_prob=1.0, noise_snr_db=[snr, snr]) - item.mel[:n]) for snr in (0, 40)}
+    assert np.median(change[0]) > 1.0 > 10 * np.median(change[40])
+    np.testing.assert_array_equal(frames(noise_prob=0.0), item.mel[:n])

@@ -50,6 +50,13 @@ def mel_filterbank() -> torch.Tensor:
     return torch.from_numpy(filters.T.astype(np.float32))
 
 
+def band_widths_hz() -> np.ndarray:
+    """Each mel filter's half base width: weighting the (unit-area) filters' outputs by it sums a frame's mel
+    power back to its power over frequency, since the unit-height triangles add up to one across the band."""
+    edges = _band_edges_hz()
+    return (edges[2:] - edges[:-2]) / 2.0
+
+
 def warp_log_mel(frames: np.ndarray, factor: float) -> np.ndarray:
     """Log-mel frames (n, N_MELS) as the same speech would give with every frequency scaled by `factor`.
 

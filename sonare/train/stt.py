@@ -33,6 +33,7 @@ import torch
 import torch.nn.functional as F
 
 from sonare.audio.features import warp_log_mel
+from sonare.data.augment import NOISE_KINDS, available_noise_kinds
 from sonare.recipe import read_recipe
 from sonare.stt.dataset import Utterance, load_source
 from sonare.stt.model import FRAME_SECONDS, SUBSAMPLING, TURN_END, TURN_SPEECH, STTConfig, STTModel
@@ -47,6 +48,7 @@ from sonare.train.common import (
     to_device,
     warmup_cosine,
 )
+from sonare.train.feature_noise import mix_noise, noise_bank
 
 if TYPE_CHECKING:
     from sonare.stt.beam import BeamDecoder
@@ -102,6 +104,12 @@ class STTTrainConfig:
     # Microphone and room colouring: a smooth random gain curve across the band, up to +- this many dB per
     # utterance (`random_colouring`); 0 leaves the spectrum as the teacher rendered it.
     colouring_db: float = 0.0
+    # Noise mixed into the frames (`sonare.train.feature_noise`): with this probability an utterance hears one of
+    # `noise_kinds` (the data factory's generators) at an SNR drawn from `noise_snr_db`, fresh every pass, where
+    # the corpus's noisy copies are rendered once; 0 leaves the frames as the corpus holds them.
+    noise_prob: float = 0.0
+    noise_kinds: list[str] = field(default_factory=lambda: list(NOISE_KINDS))
+    noise_snr_db: list[float] = field(default_factory=lambda: [0.0, 20.0])
     freq_masks: int = 2
     freq_mask_bins: int = 12
     time_masks: int = 2
@@ -156,8 +164,8 @@ def make_batches(items: list[Utterance], batch_frames: int, max_frames: int, rng
 def collate(
     batch: list[Utterance], model: STTModel, cfg: STTTrainConfig, rng: np.random.Generator | None
 ) -> dict[str, torch.Tensor]:
-    """Padded tensors; with `rng`, random crops of long items, opening silences, level changes and SpecAugment
-    masks."""
+    """Padded tensors; with `rng`, random crops of long items, opening silences, noise, level changes and
+    SpecAugment masks."""
     crops, leads = [], []
     limit = cfg.max_frames // SUBSAMPLING
     longest_lead = round(cfg.lead_silence_s / FRAME_SECONDS)
@@ -206,6 +214,9 @@ def collate(
 
 
 def _augment(x: np.ndarray, mean: np.ndarray, cfg: STTTrainConfig, rng: np.random.Generator) -> np.ndarray:
+    if cfg.noise_prob > 0 and rng.random() < cfg.noise_prob:
+        bank = noise_bank(tuple(available_noise_kinds(cfg.noise_kinds)), cfg.seed)
+        x = mix_noise(x, bank[int(rng.integers(len(bank)))], rng.uniform(*cfg.noise_snr_db), rng)
     x = x + rng.uniform(-cfg.gain_db, cfg.gain_db) * LOG_POWER_PER_DB  # a level change shifts log power
     if cfg.warp_factor != [1.0, 1.0]:
         x = warp_log_mel(x, rng.uniform(*cfg.warp_factor))

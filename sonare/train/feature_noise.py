@@ -1,0 +1,58 @@
+"""Noise mixed into cached log-mel frames while the recogniser trains.
+
+The corpus carries noisy copies of a part of its clips (the data factory's `augment` sections), rendered once, so
+a run hears the same noisy clip every pass and most clips only clean. Mel power adds for independent sources (the
+cross terms average out within a mel band), so noise can be mixed into frames already computed:
+
+    mixed = log(exp(speech) + g · exp(noise)),   g set so that speech level / g · noise level = SNR
+
+with levels measured as the data factory's `speech_rms` measures them (the louder half of the speech frames, the
+noise's mean), so `snr_db` reads as the corpus's and the evaluator's does. The noises are the data factory's own
+generators (`sonare.data.augment.make_noise`), drawn from seeds far from the evaluator's per-clip ones.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from sonare.audio.features import LOG_FLOOR, band_widths_hz, log_mel
+from sonare.data.augment import SAMPLE_RATE, make_noise
+
+BANK_SECONDS = 20.0  # each clip of noise; a longer utterance hears it repeated
+BANK_CLIPS = 8  # clips per kind of noise
+BANK_SEED = 1_000_000  # above any per-clip seed the evaluator draws (seed + clip index)
+_FLOOR = np.log(LOG_FLOOR) + 1e-3
+
+
+@functools.cache
+def noise_bank(kinds: tuple[str, ...], seed: int) -> tuple[np.ndarray, ...]:
+    """Log-mel frames (T, n_mels) of BANK_CLIPS generated clips of each kind of noise, computed once per run."""
+    n = int(BANK_SECONDS * SAMPLE_RATE)
+    return tuple(
+        log_mel(make_noise(kind, n, BANK_SEED + seed * 1000 + k * BANK_CLIPS + i).astype(np.float32)).numpy()
+        for k, kind in enumerate(kinds)
+        for i in range(BANK_CLIPS)
+    )
+
+
+def _level(power: np.ndarray) -> float:
+    """Mean frame power of the louder half of the frames: the speech level, not its pauses."""
+    return float(power[power >= np.median(power)].mean())
+
+
+def _power(frames: np.ndarray) -> np.ndarray:
+    """Mel power of log-mel frames, where the floor stands for no power at all (it only keeps the log finite)."""
+    return np.where(frames > _FLOOR, np.exp(frames.astype(np.float64)), 0.0)
+
+
+def mix_noise(x: np.ndarray, noise: np.ndarray, snr_db: float, rng: np.random.Generator) -> np.ndarray:
+    """Frames x (T, n_mels) of natural-log mel power with a random stretch of `noise` (T', n_mels) mixed in
+    `snr_db` below the speech level."""
+    start = int(rng.integers(0, len(noise)))
+    stretch = _power(np.take(noise, np.arange(start, start + len(x)), axis=0, mode="wrap"))
+    speech = _power(x)
+    widths = band_widths_hz()
+    gain = _level(speech @ widths) / (float((stretch @ widths).mean()) * 10 ** (snr_db / 10))
+    return np.log(np.maximum(speech + gain * stretch, LOG_FLOOR)).astype(np.float32)
