@@ -6,9 +6,10 @@ cross terms average out within a mel band), so noise can be mixed into frames al
 
     mixed = log(exp(speech) + g · exp(noise)),   g set so that speech level / g · noise level = SNR
 
-with levels measured as the data factory's `speech_rms` measures them (the louder half of the speech frames, the
-noise's mean), so `snr_db` reads as the corpus's and the evaluator's does. The noises are the data factory's own
-generators (`sonare.data.augment.make_noise`), drawn from seeds far from the evaluator's per-clip ones.
+with levels measured as the data factory's `add_noise` measures them (the louder half of the speech frames, the
+noise's mean over its whole generated clip), so `snr_db` reads as the corpus's and the evaluator's does. The noises
+are the data factory's own generators (`sonare.data.augment.make_noise`), drawn from seeds far from the
+evaluator's per-clip ones.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import torch
 
 from sonare.audio.features import LOG_FLOOR, band_widths_hz, log_mel
 from sonare.data.augment import SAMPLE_RATE, make_noise
@@ -28,18 +30,14 @@ _FLOOR = np.log(LOG_FLOOR) + 1e-3
 
 @functools.cache
 def noise_bank(kinds: tuple[str, ...], seed: int) -> tuple[np.ndarray, ...]:
-    """Log-mel frames (T, n_mels) of BANK_CLIPS generated clips of each kind of noise, computed once per run."""
+    """BANK_CLIPS generated clips of each kind of noise as unit-level mel power (`unit_power`), computed once
+    per run."""
     n = int(BANK_SECONDS * SAMPLE_RATE)
     return tuple(
-        log_mel(make_noise(kind, n, BANK_SEED + seed * 1000 + k * BANK_CLIPS + i).astype(np.float32)).numpy()
+        unit_power(log_mel(make_noise(kind, n, BANK_SEED + seed * 1000 + k * BANK_CLIPS + i).astype(np.float32)))
         for k, kind in enumerate(kinds)
         for i in range(BANK_CLIPS)
     )
-
-
-def _level(power: np.ndarray) -> float:
-    """Mean frame power of the louder half of the frames: the speech level, not its pauses."""
-    return float(power[power >= np.median(power)].mean())
 
 
 def _power(frames: np.ndarray) -> np.ndarray:
@@ -47,12 +45,19 @@ def _power(frames: np.ndarray) -> np.ndarray:
     return np.where(frames > _FLOOR, np.exp(frames.astype(np.float64)), 0.0)
 
 
+def unit_power(noise: np.ndarray | torch.Tensor) -> np.ndarray:
+    """Log-mel frames (T, n_mels) of a whole noise clip as mel power scaled to a mean power of one over the clip,
+    the level the data factory scales to its SNR (so a stretch where babble falls silent stays silent)."""
+    power = _power(np.asarray(noise))
+    return power / float((power @ band_widths_hz()).mean())
+
+
 def mix_noise(x: np.ndarray, noise: np.ndarray, snr_db: float, rng: np.random.Generator) -> np.ndarray:
-    """Frames x (T, n_mels) of natural-log mel power with a random stretch of `noise` (T', n_mels) mixed in
-    `snr_db` below the speech level."""
+    """Frames x (T, n_mels) of natural-log mel power with a random stretch of unit-level `noise` (T', n_mels, mel
+    power: `unit_power`) mixed in `snr_db` below the speech level: the mean power of its louder half of frames."""
     start = int(rng.integers(0, len(noise)))
-    stretch = _power(np.take(noise, np.arange(start, start + len(x)), axis=0, mode="wrap"))
+    stretch = np.take(noise, np.arange(start, start + len(x)), axis=0, mode="wrap")
     speech = _power(x)
-    widths = band_widths_hz()
-    gain = _level(speech @ widths) / (float((stretch @ widths).mean()) * 10 ** (snr_db / 10))
-    return np.log(np.maximum(speech + gain * stretch, LOG_FLOOR)).astype(np.float32)
+    frame_power = speech @ band_widths_hz()
+    level = float(frame_power[frame_power >= np.median(frame_power)].mean()) if len(x) else 0.0
+    return np.log(np.maximum(speech + level * 10 ** (-snr_db / 10) * stretch, LOG_FLOOR)).astype(np.float32)
