@@ -22,13 +22,6 @@ from sonare.data.augment import SAMPLE_RATE, add_noise, make_noise
 from sonare.train.feature_noise import mix_noise, unit_power
 
 
-class _FromStart:
-    """An rng whose stretch of noise starts at the first frame, as the audio's noise does."""
-
-    def integers(self, low: int, high: int) -> int:
-        return 0
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--manifest", default="corpus/default/manifest-heldout.jsonl")
@@ -48,7 +41,7 @@ def main() -> None:
                 clean = log_mel(audio).numpy()
                 heard = log_mel(add_noise(audio, kind, snr, i).astype(np.float32)).numpy()
                 noise = unit_power(log_mel(make_noise(kind, len(audio), i).astype(np.float32)))
-                mixed = mix_noise(clean, noise, snr, _FromStart())
+                mixed = mix_noise(clean, noise, snr)  # from the noise's first frame, as the audio heard it
                 errors.append(np.abs(mixed - heard).mean())
                 biases.append((mixed - heard).mean())
                 spans.append(np.abs(clean - heard).mean())

@@ -52,10 +52,10 @@ def unit_power(noise: np.ndarray | torch.Tensor) -> np.ndarray:
     return power / float((power @ band_widths_hz()).mean())
 
 
-def mix_noise(x: np.ndarray, noise: np.ndarray, snr_db: float, rng: np.random.Generator) -> np.ndarray:
-    """Frames x (T, n_mels) of natural-log mel power with a random stretch of unit-level `noise` (T', n_mels, mel
-    power: `unit_power`) mixed in `snr_db` below the speech level: the mean power of its louder half of frames."""
-    start = int(rng.integers(0, len(noise)))
+def mix_noise(x: np.ndarray, noise: np.ndarray, snr_db: float, start: int = 0) -> np.ndarray:
+    """Frames x (T, n_mels) of natural-log mel power with the stretch of unit-level `noise` (T', n_mels, mel power:
+    `unit_power`) from frame `start` on (wrapping round) mixed in `snr_db` below the speech level: the mean power of
+    its louder half of frames."""
     stretch = np.take(noise, np.arange(start, start + len(x)), axis=0, mode="wrap")
     speech = _power(x)
     frame_power = speech @ band_widths_hz()

@@ -216,7 +216,8 @@ def collate(
 def _augment(x: np.ndarray, mean: np.ndarray, cfg: STTTrainConfig, rng: np.random.Generator) -> np.ndarray:
     if cfg.noise_prob > 0 and rng.random() < cfg.noise_prob:
         bank = noise_bank(tuple(available_noise_kinds(cfg.noise_kinds)), cfg.seed)
-        x = mix_noise(x, bank[int(rng.integers(len(bank)))], rng.uniform(*cfg.noise_snr_db), rng)
+        noise = bank[int(rng.integers(len(bank)))]
+        x = mix_noise(x, noise, rng.uniform(*cfg.noise_snr_db), start=int(rng.integers(len(noise))))
     x = x + rng.uniform(-cfg.gain_db, cfg.gain_db) * LOG_POWER_PER_DB  # a level change shifts log power
     if cfg.warp_factor != [1.0, 1.0]:
         x = warp_log_mel(x, rng.uniform(*cfg.warp_factor))
