@@ -35,3 +35,36 @@ def test_smoke_recipe_trains_resumes_exports_and_speaks(fixture_corpus, tmp_path
     model = load_default(out)
     audio, _ = model.synthesize("Hello world.", SynthesisOptions(VoiceSpec(id=voices[0]["id"])))
     assert audio.dtype == np.float32 and np.isfinite(audio).all()
+
+
+def test_a_resumed_model_grows_deeper_without_changing_what_it_speaks():
+    import torch
+
+    from sonare.train.tts import resumed_model
+    from sonare.tts.model import TTSConfig, TTSModel
+
+    torch.manual_seed(0)
+    small = TTSModel(
+        TTSConfig(
+            vocab_size=20,
+            n_speakers=2,
+            d_text=32,
+            text_layers=1,
+            d_frame=32,
+            frame_layers=1,
+            d_speaker=8,
+            d_state=8,
+            head_dim=16,
+        )
+    ).eval()
+    ckpt = {"model": small.state_dict(), "model_config": small.cfg.to_dict()}
+    deeper = resumed_model(ckpt, {"text_layers": 2, "frame_layers": 3}).eval()
+    assert (len(deeper.encoder.ssm.layers), len(deeper.decoder.ssm.layers)) == (2, 3)
+    ids, durations = torch.randint(1, 20, (2, 7)), torch.randint(1, 4, (2, 7))
+    speakers = torch.tensor([0, 1])
+    with torch.no_grad():
+        before, after = small(ids, speakers, durations, 20), deeper(ids, speakers, durations, 20)
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(before, after, strict=True))  # durations, frames
+    assert resumed_model(ckpt, {}).cfg == small.cfg  # the recipe's depth unchanged: the checkpoint's model
+    with pytest.raises(SystemExit, match="grow, not shrink"):
+        resumed_model({"model": deeper.state_dict(), "model_config": deeper.cfg.to_dict()}, {"frame_layers": 1})

@@ -1,5 +1,6 @@
 """Pieces every training recipe shares: which clips are held back, the learning-rate schedule, the running
-average of the weights, crash-safe checkpoint writes and the rule that picks a turn threshold."""
+average of the weights, crash-safe checkpoint writes, growing a trained model deeper and the rule that picks a turn
+threshold."""
 
 from __future__ import annotations
 
@@ -17,6 +18,23 @@ from sonare.eval.turns import TurnMetrics, best_operating_point, most_ends_withi
 # the budget's edge crosses it on unseen voices about as often as not (session 31: the shipped setting read 5.0%
 # held back, 5.5% on a rebuild of the same corpus and 5.1% pooled held out; docs/benchmarks.md, STT).
 RECIPE_MAX_FALSE_CUTOFF = 0.04
+
+
+def load_deeper(model: torch.nn.Module, weights: dict[str, torch.Tensor], grown: dict[str, int]) -> None:
+    """Load a shallower model's `weights` into `model`, whose SSM stacks named in `grown` (module path -> the
+    source's layer count) have more layers. The source's layers keep their weights and the extra ones, stacked on
+    top, start as identities (output projection zeroed, so each residual block adds nothing): a plateaued model
+    grows deeper without losing what it has learnt."""
+    new = tuple(
+        f"{path}.layers.{i}." for path, n in grown.items() for i in range(n, len(model.get_submodule(path).layers))
+    )
+    missing, unexpected = model.load_state_dict(weights, strict=False)
+    if unexpected or any(not k.startswith(new) for k in missing):
+        raise SystemExit(f"the starting weights do not match the model: missing {missing}, unexpected {unexpected}")
+    with torch.no_grad():
+        for path, n in grown.items():
+            for layer in model.get_submodule(path).layers[n:]:
+                layer.mixer.out_proj.weight.zero_()
 
 
 def is_held_back(item_id: str, fraction: float) -> bool:

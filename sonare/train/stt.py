@@ -44,6 +44,7 @@ from sonare.train.common import (
     WeightAverage,
     chosen_threshold,
     is_held_back,
+    load_deeper,
     save_atomic,
     to_device,
     warmup_cosine,
@@ -356,10 +357,9 @@ def initial_weights(source: str, model_overrides: dict) -> tuple[STTModel, dict 
     source run's trained phoneme head (None when it has none: an export or best.pt).
 
     A recipe may ask for more encoder layers than the source has: the source's layers keep their weights and
-    the extra layers, stacked on top, start as identities (output projection zeroed, so each residual block
-    adds nothing), which lets a plateaued model grow deeper without losing what it has learnt. It may also ask
-    for more CTC frames per encoder frame (`ctc_per_frame`) than a source with one: each of the R frames starts
-    as a copy of the source's, and since CTC merges repeated letters the model still reads exactly as before.
+    the extra layers, stacked on top, start as identities (`load_deeper`). It may also ask for more CTC frames
+    per encoder frame (`ctc_per_frame`) than a source with one: each of the R frames starts as a copy of the
+    source's, and since CTC merges repeated letters the model still reads exactly as before.
     """
     from sonare.stt.weights import load_model
 
@@ -382,13 +382,7 @@ def initial_weights(source: str, model_overrides: dict) -> tuple[STTModel, dict 
     if per != start.cfg.ctc_per_frame:  # the source has one CTC frame per encoder frame: R copies of it
         weights["ctc.weight"] = weights["ctc.weight"].repeat(per, 1)
         weights["ctc.bias"] = weights["ctc.bias"].repeat(per)
-    missing, unexpected = model.load_state_dict(weights, strict=False)
-    new_layers = {f"encoder.layers.{i}." for i in range(start.cfg.n_layers, n_layers)}
-    if unexpected or any(not any(k.startswith(p) for p in new_layers) for k in missing):
-        raise SystemExit(f"init_from does not match the model: missing {missing}, unexpected {unexpected}")
-    with torch.no_grad():
-        for i in range(start.cfg.n_layers, n_layers):
-            model.encoder.layers[i].mixer.out_proj.weight.zero_()
+    load_deeper(model, weights, {"encoder": start.cfg.n_layers})
     return model, phone_head
 
 

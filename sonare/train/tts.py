@@ -12,7 +12,7 @@ import json
 import os
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from sonare.recipe import read_recipe
-from sonare.train.common import is_held_back, save_atomic, to_device, warmup_cosine
+from sonare.train.common import is_held_back, load_deeper, save_atomic, to_device, warmup_cosine
 from sonare.tts.adapt import compose, from_transform, identity
 from sonare.tts.dataset import Example, load_examples, load_frames
 from sonare.tts.model import TTSConfig, TTSModel
@@ -143,6 +143,20 @@ def _extend_speakers(known: dict[str, int], examples: list[Example], rows: int) 
     return speakers
 
 
+def resumed_model(ckpt: dict, model_overrides: dict) -> TTSModel:
+    """The checkpoint's model, grown where the recipe asks for more encoder or decoder layers than it has (the
+    source's layers kept, the new ones on top starting as identities: `load_deeper`); a run's own checkpoint
+    already has the recipe's depth."""
+    source = TTSConfig(**ckpt["model_config"])
+    text_layers = model_overrides.get("text_layers", source.text_layers)
+    frame_layers = model_overrides.get("frame_layers", source.frame_layers)
+    if text_layers < source.text_layers or frame_layers < source.frame_layers:
+        raise SystemExit("the recipe asks for fewer layers than its starting checkpoint has: models grow, not shrink")
+    model = TTSModel(replace(source, text_layers=text_layers, frame_layers=frame_layers))
+    load_deeper(model, ckpt["model"], {"encoder.ssm": source.text_layers, "decoder.ssm": source.frame_layers})
+    return model
+
+
 def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
     from tqdm import tqdm
 
@@ -167,8 +181,7 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
     if start is not None and start.exists():
         ckpt = torch.load(start, map_location="cpu", weights_only=False)
         speakers = _extend_speakers(ckpt["speakers"], examples, ckpt["model_config"]["n_speakers"])
-        model = TTSModel(TTSConfig(**ckpt["model_config"]))
-        model.load_state_dict(ckpt["model"])
+        model = resumed_model(ckpt, cfg.model)
         step = ckpt["step"]
     else:
         torch.manual_seed(cfg.seed)
