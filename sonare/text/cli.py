@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from sonare.text.sentences import SPLITS, STYLES
+
 
 def _normalize(args: argparse.Namespace) -> int:
     from sonare.text.normalize import normalize
@@ -66,12 +68,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sentences = commands.add_parser("sentences", help="generated training sentences, one per line")
     sentences.add_argument("-n", type=int, default=100, help="how many distinct sentences")
     sentences.add_argument("--seed", type=int, default=0)
-    sentences.add_argument("--split", choices=("train", "heldout"), default="train")
+    sentences.add_argument("--split", choices=SPLITS, default="train")
     sentences.add_argument(
-        "--style",
-        choices=("mixed", "answers", "words"),
-        default="mixed",
-        help="mixed sentences, lone answers, or lone words",
+        "--style", choices=STYLES, default="mixed", help="mixed sentences, lone answers, or lone words"
     )
     sentences.set_defaults(handler=_sentences)
 
