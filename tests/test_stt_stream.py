@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 import torch
 
+from sonare.audio.io import save_audio
+from sonare.audio.resample import resample
+from sonare.cli import main
 from sonare.stt.messages import (
     AudioIn,
     EndOfAudio,
@@ -15,7 +18,10 @@ from sonare.stt.messages import (
     Transcript,
     TurnConfig,
     TurnEvent,
+    TurnSettings,
 )
+from sonare.stt.model import SUBSAMPLING, STTConfig, STTModel
+from sonare.stt.stream import STEP_FRAME_BUDGET, STEP_SECONDS, STTStreamingModel
 from sonare.stt.weights import ASSET_DIR, WEIGHTS_NAME
 
 SHIPPED = (ASSET_DIR / WEIGHTS_NAME).exists()
@@ -28,8 +34,6 @@ CER_UNSEEN_VOICE = 0.35
 def recognizer():
     """The shipped model; a small random one where no weights are shipped yet."""
     from sonare.stt import load_default
-    from sonare.stt.model import STTConfig, STTModel
-    from sonare.stt.stream import STTStreamingModel
 
     torch.set_num_threads(1)
     if SHIPPED:
@@ -100,9 +104,6 @@ def test_chunk_sizes_do_not_change_events(recognizer, speech):
 
 def test_a_model_with_two_ctc_frames_per_encoder_frame_streams_as_it_reads_offline(speech):
     from sonare.audio.features import log_mel
-    from sonare.audio.resample import resample
-    from sonare.stt.model import STTConfig, STTModel
-    from sonare.stt.stream import STTStreamingModel
     from sonare.train.stt import greedy_text
 
     torch.manual_seed(1)
@@ -124,8 +125,6 @@ def test_a_model_with_two_ctc_frames_per_encoder_frame_streams_as_it_reads_offli
 
 @pytest.mark.parametrize("rate", [8000, 44100, 48000])
 def test_any_rate_is_resampled(recognizer, speech, rate):
-    from sonare.audio.resample import resample
-    from sonare.stt.stream import STTStreamingModel
 
     # Greedy decoding: this measures the front end, and the language model's whole-word swings would blur it.
     acoustic = STTStreamingModel(recognizer.model, recognizer.eager_threshold, recognizer.end_threshold)
@@ -175,7 +174,6 @@ def test_turn_events_are_well_formed(recognizer, speech):
 
 def test_a_minimum_level_makes_quiet_speech_silence_for_turns_and_not_for_words(recognizer, speech):
     from sonare.audio.features import frame_levels
-    from sonare.stt.messages import TurnSettings
 
     audio, rate, _ = speech
     quiet = audio * 0.05
@@ -244,8 +242,6 @@ def test_a_live_stream_gathers_a_steps_audio_and_a_finalize_hears_it_at_once(rec
     """20 ms chunks are heard a step's worth at a time (one step's fixed cost per STEP_SECONDS, turn detection off);
     a Finalize does not wait for the rest of a step. (When a client hears of a decision: `turn_fires`,
     tests/test_stt_model.py.)"""
-    from sonare.stt.model import SUBSAMPLING
-    from sonare.stt.stream import STEP_SECONDS
 
     audio, rate, _ = speech
     chunk, per_step = rate // 50, round(STEP_SECONDS / 0.02)
@@ -273,7 +269,6 @@ def test_a_live_stream_gathers_a_steps_audio_and_a_finalize_hears_it_at_once(rec
 def test_inside_a_turn_a_live_stream_steps_by_what_it_last_heard(recognizer, speech):
     """Alone: the base step outside turns, twice it while the speaker talks, half in a silence inside a turn
     (`sonare.stt.turns.step_after`), with the same transcript as a stream heard all at once."""
-    from sonare.stt.stream import STEP_SECONDS
 
     audio, rate, _ = speech
     chunk = rate // 50
@@ -296,7 +291,6 @@ def test_inside_a_turn_a_live_stream_steps_by_what_it_last_heard(recognizer, spe
 
 def test_streams_stepped_together_keep_the_base_step_while_their_speakers_talk(recognizer, speech):
     """Batched with more than FEW_ROWS others, a stream's longer rows would only pad the batch."""
-    from sonare.stt.stream import STEP_SECONDS
     from sonare.stt.turns import FEW_ROWS
 
     audio, rate, _ = speech
@@ -317,8 +311,6 @@ def test_streams_stepped_together_keep_the_base_step_while_their_speakers_talk(r
 
 def test_a_step_shares_its_frame_budget_among_its_streams(recognizer, speech):
     """A stream with seconds of audio queued takes the whole budget alone and an equal share beside others."""
-    from sonare.stt.model import SUBSAMPLING
-    from sonare.stt.stream import STEP_FRAME_BUDGET
 
     audio, rate, _ = speech
     assert len(audio) / rate > STEP_FRAME_BUDGET * SUBSAMPLING * 0.01  # more than one step's budget
@@ -354,9 +346,6 @@ def test_options_are_validated(recognizer):
 def test_transcribe_cli_prints_words_with_times_with_and_without_the_language_model(speech, tmp_path, capsys):
     import json
 
-    from sonare.audio.io import save_audio
-    from sonare.cli import main
-
     audio, rate, text = speech
     save_audio(tmp_path / "speech.wav", audio, rate)
     results = {}
@@ -374,8 +363,6 @@ def test_transcribe_cli_stops_quietly_when_its_reader_goes_away(speech, tmp_path
     import subprocess
     import sys
 
-    from sonare.audio.io import save_audio
-
     audio, rate, _ = speech
     save_audio(tmp_path / "speech.wav", audio, rate)
     command = [sys.executable, "-m", "sonare.cli", "transcribe", str(tmp_path / "speech.wav"), "--json"]
@@ -387,7 +374,6 @@ def test_transcribe_cli_stops_quietly_when_its_reader_goes_away(speech, tmp_path
 
 @pytest.mark.parametrize("name", ["missing.wav", "not-audio.wav"])
 def test_transcribe_cli_says_why_a_file_cannot_be_read(tmp_path, name):
-    from sonare.cli import main
 
     (tmp_path / "not-audio.wav").write_text("plain text, not audio")
     with pytest.raises(SystemExit, match=f"error: cannot read .*{name}"):
@@ -395,7 +381,6 @@ def test_transcribe_cli_says_why_a_file_cannot_be_read(tmp_path, name):
 
 
 def test_transcribe_cli_refuses_key_terms_without_the_language_model(tmp_path):
-    from sonare.cli import main
 
     with pytest.raises(SystemExit, match="--keyterm needs the language model"):
         main(["transcribe", str(tmp_path / "any.wav"), "--greedy", "--keyterm", "Acme"])
