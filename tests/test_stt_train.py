@@ -170,6 +170,31 @@ def test_an_opening_silence_repeats_the_first_frame_before_the_same_words(fixtur
         assert int(plain["lengths"][0]) == item.n_frames
 
 
+def test_a_tempo_change_retimes_the_frames_and_their_labels_and_keeps_the_words(fixture_corpus, tmp_path):
+    from sonare.stt.dataset import load_source
+    from sonare.stt.model import STTConfig, STTModel
+    from sonare.train.stt import retimed_frames
+
+    item = next(u for u in load_source(fixture_corpus / "manifest.jsonl", "train", tmp_path) if not u.pauses)
+    model = STTModel(STTConfig(**SMALL))
+    quiet = {"gain_db": 0.0, "freq_masks": 0, "time_masks": 0, "max_frames": 10**6}
+    faster = STTTrainConfig(sources=[], tempo_prob=1.0, tempo_range=[2.0, 2.0], **quiet)
+    batch = collate([item], model, faster, np.random.default_rng(0))
+    n = item.n_frames
+    assert int(batch["lengths"][0]) == round(n / 2)
+    mel = batch["mel"][0, : 4 * round(n / 2)].numpy()
+    whole = item.mel.astype(np.float32)
+    # twice as fast: each new frame lies halfway between two of the original's
+    np.testing.assert_allclose(mel[:10], (whole[0:20:2] + whole[1:21:2]) / 2, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(batch["phones"][0, : n // 2].numpy(), item.phones[1 : 2 * (n // 2) : 2])
+    np.testing.assert_array_equal(batch["speech"][0, : n // 2].numpy(), item.speech[1 : 2 * (n // 2) : 2])
+    assert torch.equal(batch["targets"], torch.from_numpy(item.target))  # the same words
+    slower = collate([item], model, replace(faster, tempo_range=[0.8, 0.8]), np.random.default_rng(0))
+    assert int(slower["lengths"][0]) == round(n / 0.8)
+    assert int(collate([item], model, replace(faster, tempo_prob=0.0), np.random.default_rng(0))["lengths"][0]) == n
+    assert retimed_frames(whole, len(whole)) is whole
+
+
 def test_turn_thresholds_are_chosen_on_every_held_back_conversation(fixture_corpus, tmp_path):
     from sonare.train.stt import load_data
 

@@ -115,6 +115,11 @@ class STTTrainConfig:
     freq_mask_bins: int = 12
     time_masks: int = 2
     time_mask_frames: int = 30
+    # Tempo: with this probability an utterance is heard faster or slower by a factor drawn from `tempo_range`
+    # (above 1: faster), its frames resampled in time (pitch and spectrum kept) and its frame labels following,
+    # fresh every pass: each teacher speaks at its own rate, where people speed up and slow down.
+    tempo_prob: float = 0.0
+    tempo_range: list[float] = field(default_factory=lambda: [0.85, 1.15])
     # Opening silence: with this probability a whole utterance starts up to `lead_silence_s` later, after its own
     # first 40 ms repeated (speech labels 0), since a live stream opens before its speaker talks and the corpus
     # keeps only 0.2 s before the first word (docs/benchmarks.md, STT, session 41).
@@ -165,9 +170,9 @@ def make_batches(items: list[Utterance], batch_frames: int, max_frames: int, rng
 def collate(
     batch: list[Utterance], model: STTModel, cfg: STTTrainConfig, rng: np.random.Generator | None
 ) -> dict[str, torch.Tensor]:
-    """Padded tensors; with `rng`, random crops of long items, opening silences, noise, level changes and
-    SpecAugment masks."""
-    crops, leads = [], []
+    """Padded tensors; with `rng`, random crops of long items, opening silences, tempo changes, noise, level
+    changes and SpecAugment masks."""
+    crops, leads, spans = [], [], []
     limit = cfg.max_frames // SUBSAMPLING
     longest_lead = round(cfg.lead_silence_s / FRAME_SECONDS)
     for u in batch:
@@ -179,7 +184,10 @@ def collate(
             crops.append((start, start + limit))
         opens = rng is not None and n <= limit and longest_lead > 0 and rng.random() < cfg.lead_silence_prob
         leads.append(int(rng.integers(1, longest_lead + 1)) if opens else 0)
-    lengths = torch.tensor([b - a + k for (a, b), k in zip(crops, leads, strict=True)])
+        a, b = crops[-1]
+        retimed = rng is not None and cfg.tempo_prob > 0 and rng.random() < cfg.tempo_prob
+        spans.append(max(1, round((b - a) / rng.uniform(*cfg.tempo_range))) if retimed else b - a)
+    lengths = torch.tensor([m + k for m, k in zip(spans, leads, strict=True)])
     t = int(lengths.max()) * SUBSAMPLING
     mean = model.feat_mean.cpu().numpy()
     mel = np.broadcast_to(mean, (len(batch), t, mean.size)).copy()
@@ -187,18 +195,19 @@ def collate(
     end = torch.full((len(batch), t // SUBSAMPLING), math.nan)
     phones = torch.full((len(batch), t // SUBSAMPLING), IGNORE, dtype=torch.long)
     targets, target_lengths = [], []
-    for i, (u, (a, b), k) in enumerate(zip(batch, crops, leads, strict=True)):
-        x = u.mel[a * SUBSAMPLING : b * SUBSAMPLING].astype(np.float32)
+    for i, (u, (a, b), k, m) in enumerate(zip(batch, crops, leads, spans, strict=True)):
+        x = retimed_frames(u.mel[a * SUBSAMPLING : b * SUBSAMPLING].astype(np.float32), m * SUBSAMPLING)
         x = np.concatenate([np.tile(x[:SUBSAMPLING], (k, 1)), x])  # k = 0 leaves it as it is
         if rng is not None:
             x = _augment(x, mean, cfg, rng)
         mel[i, : len(x)] = x
+        source = a + _nearest_frames(b - a, m)  # the frame each label comes from
         speech[i, :k] = 0.0
-        speech[i, k : k + b - a] = torch.from_numpy(u.speech[a:b])
-        end[i, k : k + b - a] = torch.from_numpy(u.end[a:b])
+        speech[i, k : k + m] = torch.from_numpy(u.speech[source])
+        end[i, k : k + m] = torch.from_numpy(u.end[source])
         if u.phones is not None:
             phones[i, :k] = PAD_ID
-            phones[i, k : k + b - a] = torch.from_numpy(u.phones[a:b])
+            phones[i, k : k + m] = torch.from_numpy(u.phones[source])
         cropped = (a, b) != (0, u.n_frames)
         # A cropped window's words are unknown, so only its turn labels train.
         targets.append(torch.from_numpy(u.target) if not cropped else torch.zeros(0, dtype=torch.long))
@@ -212,6 +221,22 @@ def collate(
         "end": end,
         "phones": phones,
     }
+
+
+def retimed_frames(x: np.ndarray, n: int) -> np.ndarray:
+    """Frames x (T, n_mels) resampled to n frames, each interpolated linearly between its two nearest: the same
+    speech at another tempo, its pitch and spectrum kept (n = T returns x)."""
+    if n == len(x):
+        return x
+    position = np.clip((np.arange(n) + 0.5) * len(x) / n - 0.5, 0, len(x) - 1)
+    below = np.minimum(position.astype(int), len(x) - 2) if len(x) > 1 else np.zeros(n, dtype=int)
+    frac = (position - below)[:, None].astype(np.float32)
+    return x[below] * (1 - frac) + x[np.minimum(below + 1, len(x) - 1)] * frac
+
+
+def _nearest_frames(t: int, n: int) -> np.ndarray:
+    """For each of n retimed frames, the one of the t original frames it falls in."""
+    return np.minimum(((np.arange(n) + 0.5) * t / n).astype(int), t - 1)
 
 
 def _augment(x: np.ndarray, mean: np.ndarray, cfg: STTTrainConfig, rng: np.random.Generator) -> np.ndarray:
