@@ -125,7 +125,6 @@ def test_a_model_with_two_ctc_frames_per_encoder_frame_streams_as_it_reads_offli
 
 @pytest.mark.parametrize("rate", [8000, 44100, 48000])
 def test_any_rate_is_resampled(recognizer, speech, rate):
-
     # Greedy decoding: this measures the front end, and the language model's whole-word swings would blur it.
     acoustic = STTStreamingModel(recognizer.model, recognizer.eager_threshold, recognizer.end_threshold)
     audio, native, text = speech
@@ -374,13 +373,11 @@ def test_transcribe_cli_stops_quietly_when_its_reader_goes_away(speech, tmp_path
 
 @pytest.mark.parametrize("name", ["missing.wav", "not-audio.wav"])
 def test_transcribe_cli_says_why_a_file_cannot_be_read(tmp_path, name):
-
     (tmp_path / "not-audio.wav").write_text("plain text, not audio")
     with pytest.raises(SystemExit, match=f"error: cannot read .*{name}"):
         main(["transcribe", str(tmp_path / name)])
 
 
 def test_transcribe_cli_refuses_key_terms_without_the_language_model(tmp_path):
-
     with pytest.raises(SystemExit, match="--keyterm needs the language model"):
         main(["transcribe", str(tmp_path / "any.wav"), "--greedy", "--keyterm", "Acme"])
