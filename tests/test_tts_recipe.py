@@ -21,6 +21,10 @@ def test_smoke_recipe_trains_resumes_exports_and_speaks(fixture_corpus, tmp_path
     log = (tmp_path / "run" / "log.jsonl").read_text()
     assert '"step": 6' in log and ckpt.stat().st_mtime_ns != first
     assert list((tmp_path / "run" / "val").glob("step000006-0.wav"))
+    cfg.model = {**cfg.model, "frame_layers": 2}  # a recipe that grows the run's model goes on from its checkpoint
+    cfg.steps = 7
+    train(cfg, progress=False)
+    assert '"step": 7' in (tmp_path / "run" / "log.jsonl").read_text()
 
     from sonare.tts import builtin_voices, load_default
     from sonare.tts.adapt import ADAPTATION_DIM

@@ -192,7 +192,8 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
     train_set = [e for e in train_set if e.speaker in speakers]
     model.to(cfg.device)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    if ckpt is not None and "optimizer" in ckpt:
+    # A model grown past its checkpoint has parameters the saved optimizer never saw: it starts afresh.
+    if ckpt is not None and "optimizer" in ckpt and model.cfg.to_dict() == ckpt["model_config"]:
         opt.load_state_dict(ckpt["optimizer"])
     n_params = sum(p.numel() for p in model.parameters())
     print(f"TTS: {len(train_set)} train / {len(val_set)} val utterances, {len(speakers)} speakers, {n_params:,} params")
