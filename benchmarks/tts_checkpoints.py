@@ -11,7 +11,6 @@ recipe's run directory as training would.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import torch
 
@@ -28,7 +27,14 @@ def main() -> None:
 
     torch.set_num_threads(1)
     cfg = TTSTrainConfig.load(args.config)
-    examples = load_examples(cfg.manifests, Path(cfg.run_dir) / "frames", teachers=cfg.teachers, workers=cfg.workers)
+    examples = load_examples(
+        cfg.manifests,
+        cfg.frames_dir(),
+        teachers=cfg.teachers,
+        workers=cfg.workers,
+        f0_tracker=cfg.f0_tracker,
+        envelope=cfg.envelope,
+    )
     val_set = validation_set(examples, cfg)
     print(f"{len(val_set)} validation clips of {args.config}")
     for path in args.checkpoints:

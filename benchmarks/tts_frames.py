@@ -28,11 +28,12 @@ import torch
 from torch import Tensor
 
 CORPUS = Path("corpus/default")
-FRAMES_CACHE = Path("runs/tts-default/frames")
+DEFAULT_RECIPE = "configs/tts-default.yaml"  # its run's frame cache is shared
 
 
 def teacher_forcing(clips: int) -> None:
     from sonare.data.manifest import read_manifest
+    from sonare.train.tts import TTSTrainConfig
     from sonare.tts import load_default
     from sonare.tts.dataset import cache_frames, token_ids_and_durations
 
@@ -45,7 +46,9 @@ def teacher_forcing(clips: int) -> None:
         if r["speaker"] == "piper:joe" and r["split"] == "train" and "tts" in r.get("tasks", ["tts"])
     ]
     records = sorted(records, key=lambda r: zlib.crc32(r["id"].encode()))[:clips]
-    paths = cache_frames([CORPUS / r["audio"] for r in records], FRAMES_CACHE, workers=2)
+    paths = cache_frames(
+        [CORPUS / r["audio"] for r in records], TTSTrainConfig.load(DEFAULT_RECIPE).frames_dir(), workers=2
+    )
     uncertain, voiced_frames, spread_model, spread_teacher = 0, 0, [], []
     with torch.no_grad():
         for rec, path in zip(records, paths, strict=True):

@@ -3,14 +3,16 @@ the teacher's audio and of resyntheses of it.
 
 The default voice learns acoustic frames (`sonare.tts.acoustic`) from Piper joe and renders them with the
 harmonic-plus-noise vocoder (`sonare.tts.vocoder`). Rendering the frames measured from the teacher's own audio
-(perfect frames) gives the best the model could ever sound through that vocoder; WORLD's own synthesis of the
-same analysis is the reference parametric vocoder. The last row keeps the teacher's STFT magnitudes and takes
-only the phase from our vocoder: the best a post-filter that corrects magnitudes (and not phase) could reach.
-The shipped model speaking the same sentences (its own durations and frames) is measured in the same run.
-Last, how the analysis reads plain white noise of a known level: how much quieter the frames record noise
-(fricatives, breath) than it was.
+(perfect frames, measured with each envelope of `sonare.tts.acoustic.ENVELOPES`: WORLD's CheapTrick, what the
+shipped voice learnt, and a smoothed power spectrum) gives the best a model could sound through that vocoder;
+WORLD's own synthesis of WORLD's analysis is the reference parametric vocoder. The magnitude-swap row keeps the
+teacher's STFT magnitudes and takes only the phase from our vocoder: the best a post-filter that corrects
+magnitudes (and not phase) could reach. The shipped model speaking the same sentences (its own durations and
+frames) is measured in the same run. Last, how each analysis reads plain white noise of a known level: how much
+quieter the frames record noise (fricatives, breath) than it was.
 
     python benchmarks/vocoder_ceiling.py [--sentences 12] [--seed 3] [--asr whisper-base] [--f0-trackers dio harvest]
+        [--envelopes cheaptrick smoothed-power]
 
 Prints the mean DNSMOS (overall, signal, background, P.808) of each rendering, over held-out sentences, and with
 --asr the corpus WER of each as `sonare eval tts` scores it (the sentences spoken after `sonare.text.normalize`).
@@ -57,6 +59,12 @@ def main() -> None:
         default=["dio"],
         help="analyse with each of these (the first also feeds the magnitude swap); the training frames use dio",
     )
+    ap.add_argument(
+        "--envelopes",
+        nargs="+",
+        default=["cheaptrick", "smoothed-power"],
+        help="measure the frames' envelope each of these ways (the first also feeds the magnitude swap)",
+    )
     args = ap.parse_args()
     torch.set_num_threads(1)
 
@@ -83,11 +91,12 @@ def main() -> None:
         renderings = {"Piper joe (teacher)": audio}
         perfect = {}
         for tracker in args.f0_trackers:
-            frames = torch.from_numpy(analyze(audio, f0_tracker=tracker))
-            perfect[tracker] = vocoder.render(frames).numpy()[: len(audio)]
             renderings[f"WORLD synthesis of its analysis, {tracker}"] = _world_resynthesis(audio, tracker)
-            renderings[f"Sonare vocoder, perfect frames, {tracker}"] = perfect[tracker]
-        ours = perfect[args.f0_trackers[0]]
+            for envelope in args.envelopes:
+                frames = torch.from_numpy(analyze(audio, f0_tracker=tracker, envelope=envelope))
+                perfect[tracker, envelope] = vocoder.render(frames).numpy()[: len(audio)]
+                renderings[f"Sonare vocoder, perfect frames, {tracker}, {envelope}"] = perfect[tracker, envelope]
+        ours = perfect[args.f0_trackers[0], args.envelopes[0]]
         renderings["teacher magnitude + Sonare phase"] = _teacher_magnitude_our_phase(audio[: len(ours)], ours)
         renderings["Sonare model joe, its own frames"] = model.synthesize(text, SynthesisOptions(VoiceSpec("joe")))[0]
         for name, signal in renderings.items():
@@ -97,9 +106,12 @@ def main() -> None:
                 errors[name] = errors.get(name, WordErrors()) + utterance_errors(text, heard)
 
     noise = np.random.default_rng(0).normal(0.0, 0.01, 10 * SAMPLE_RATE)  # variance 1e-4: envelope log(1e-4)
-    read = analyze(noise)[20:-20, 2 : 2 + N_ENV].mean(0) - np.log(1e-4)
     above = mel_points(N_ENV) > 1000.0
-    print(f"analysis of white noise: envelope read {-read[above].mean():.2f} low (natural-log power) above 1 kHz")
+    for envelope in args.envelopes:
+        read = analyze(noise, envelope=envelope)[20:-20, 2 : 2 + N_ENV].mean(0) - np.log(1e-4)
+        print(
+            f"{envelope} analysis of white noise: envelope read {-read[above].mean():.2f} low (log power) above 1 kHz"
+        )
 
     print(f"{args.sentences} held-out sentences (seed {args.seed}), mean DNSMOS" + (f", WER {args.asr}" if asr else ""))
     print(f"{'rendering':<45} {'ovrl':>6} {'sig':>6} {'bak':>6} {'p808':>6}" + (f" {'WER':>7}" if asr else ""))

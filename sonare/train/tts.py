@@ -36,6 +36,7 @@ class TTSTrainConfig:
     run_dir: str = "runs/tts"
     teachers: list[str] | None = None  # restrict to these teacher engines
     f0_tracker: str = "dio"  # WORLD's F0 tracker for the training frames (`sonare.tts.acoustic.F0_TRACKERS`)
+    envelope: str = "cheaptrick"  # how their envelope is measured (`sonare.tts.acoustic.ENVELOPES`)
     model: dict = field(default_factory=dict)  # TTSConfig fields other than vocab_size / n_speakers
     batch_frames: int = 6000  # frames per batch (sum over utterances)
     steps: int = 20000
@@ -67,6 +68,11 @@ class TTSTrainConfig:
     @staticmethod
     def load(path: str | os.PathLike) -> TTSTrainConfig:
         return TTSTrainConfig(**read_recipe(path))
+
+    def frames_dir(self) -> Path:
+        """The run's cache of analysed frames, named by F0 tracker and envelope: a changed analysis never trains on
+        another's frames."""
+        return Path(self.run_dir) / f"frames-{self.f0_tracker}-{self.envelope}"
 
 
 def validation_set(examples: list[Example], cfg: TTSTrainConfig) -> list[Example]:
@@ -166,10 +172,13 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
     torch.set_flush_denormal(True)
     run = Path(cfg.run_dir)
     (run / "val").mkdir(parents=True, exist_ok=True)
-    # The cache is named by tracker, so changing a config's tracker never trains on the other's frames.
-    frames_dir = run / ("frames" if cfg.f0_tracker == "dio" else f"frames-{cfg.f0_tracker}")
     examples = load_examples(
-        cfg.manifests, frames_dir, teachers=cfg.teachers, workers=cfg.workers, f0_tracker=cfg.f0_tracker
+        cfg.manifests,
+        cfg.frames_dir(),
+        teachers=cfg.teachers,
+        workers=cfg.workers,
+        f0_tracker=cfg.f0_tracker,
+        envelope=cfg.envelope,
     )
     if not examples:
         raise SystemExit("no TTS examples found in the manifests")

@@ -8,10 +8,20 @@ One frame every HOP samples at SAMPLE_RATE (11.6 ms), as a vector of FRAME_DIM n
     [2+N_ENV : ]        log aperiodicity (periodic/aperiodic energy split) at N_AP mel-spaced frequencies
 
 This is a source-filter description: smooth enough for a small model to predict well, and rendered to a
-waveform by the streaming harmonic-plus-noise vocoder in `sonare.tts.vocoder`. Analysis uses WORLD
-(`pyworld`: DIO + StoneMask for F0, CheapTrick for the envelope, D4C for aperiodicity) at training time only.
-Harvest can track F0 instead (`F0_TRACKERS`): twenty times slower, and on 100 held-out sentences no more
-intelligible once analysed and rendered back (docs/benchmarks.md, TTS, session 25).
+waveform by the streaming harmonic-plus-noise vocoder in `sonare.tts.vocoder`. Analysis runs at training time
+only: WORLD (`pyworld`) tracks F0 (DIO + StoneMask) and measures aperiodicity (D4C). The envelope is one of
+`ENVELOPES`:
+
+  - "cheaptrick": WORLD's CheapTrick, envelope and aperiodicity read at the mel points. The shipped voice
+    learnt these.
+  - "smoothed-power": the power spectrum under a three-period window smoothed over one F0
+    (`spectral_envelope`), envelope and aperiodicity averaged over mel bands. Rendered back as they are, these
+    frames lose a third fewer of the teacher's words (7.8% against 11.5% on 60 held-out sentences); a model
+    trained on them reads no better than on CheapTrick's, which it had already averaged (docs/benchmarks.md,
+    TTS, session 48).
+
+Harvest can track F0 instead of DIO (`F0_TRACKERS`): twenty times slower, and on 100 held-out sentences no more
+intelligible once analysed and rendered back (session 25).
 """
 
 from __future__ import annotations
@@ -51,43 +61,103 @@ def interpolation_matrix(points_hz: np.ndarray, bins_hz: np.ndarray) -> np.ndarr
 
 FRAME_PERIOD_MS = HOP / SAMPLE_RATE * 1000.0
 F0_TRACKERS = ("dio", "harvest")
+ENVELOPES = ("cheaptrick", "smoothed-power")
 
 
-def world_parameters(audio: np.ndarray, f0_tracker: str = "dio") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """WORLD's full-resolution analysis of SAMPLE_RATE audio, one row per frame: F0 (T,) in Hz (0 unvoiced), the
-    spectral envelope (T, ANALYSIS_FFT // 2 + 1) and the aperiodicity (same shape)."""
+ANALYSIS_BINS_HZ = np.arange(ANALYSIS_FFT // 2 + 1) * SAMPLE_RATE / ANALYSIS_FFT
+UNVOICED_F0 = 120.0  # sets the envelope's window (25 ms) and smoothing where there is no pitch
+
+
+def mel_bands(n: int, bins_hz: np.ndarray) -> np.ndarray:
+    """(n, len(bins)) triangular weights, each row summing to one, centred on `mel_points(n)` and reaching the
+    neighbouring points: a band average that the vocoder's interpolation between the same points undoes."""
+    centres = hz_to_mel(mel_points(n))
+    step = centres[1] - centres[0]
+    edges = np.concatenate([[centres[0] - step], centres, [centres[-1] + step]])
+    mel = hz_to_mel(bins_hz)
+    rising = (mel - edges[:-2, None]) / (edges[1:-1, None] - edges[:-2, None])
+    falling = (edges[2:, None] - mel) / (edges[2:, None] - edges[1:-1, None])
+    weights = np.clip(np.minimum(rising, falling), 0.0, None)
+    return weights / weights.sum(axis=1, keepdims=True)
+
+
+def track_f0(audio: np.ndarray, f0_tracker: str = "dio") -> tuple[np.ndarray, np.ndarray]:
+    """WORLD's F0 of SAMPLE_RATE audio, one frame per HOP: F0 (T,) in Hz (0 unvoiced) and frame times (T,) in s."""
     import pyworld
 
     x = np.asarray(audio, dtype=np.float64)
     if f0_tracker == "dio":
         f0, times = pyworld.dio(x, SAMPLE_RATE, f0_floor=F0_FLOOR, f0_ceil=F0_CEIL, frame_period=FRAME_PERIOD_MS)
-        f0 = pyworld.stonemask(x, f0, times, SAMPLE_RATE)
-    elif f0_tracker == "harvest":
-        f0, times = pyworld.harvest(x, SAMPLE_RATE, f0_floor=F0_FLOOR, f0_ceil=F0_CEIL, frame_period=FRAME_PERIOD_MS)
-    else:
-        raise ValueError(f"unknown F0 tracker {f0_tracker!r}; one of {F0_TRACKERS}")
+        return pyworld.stonemask(x, f0, times, SAMPLE_RATE), times
+    if f0_tracker == "harvest":
+        return pyworld.harvest(x, SAMPLE_RATE, f0_floor=F0_FLOOR, f0_ceil=F0_CEIL, frame_period=FRAME_PERIOD_MS)
+    raise ValueError(f"unknown F0 tracker {f0_tracker!r}; one of {F0_TRACKERS}")
+
+
+def world_parameters(audio: np.ndarray, f0_tracker: str = "dio") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """WORLD's own full-resolution analysis of SAMPLE_RATE audio, one row per frame: F0 (T,) in Hz (0 unvoiced),
+    CheapTrick's spectral envelope (T, ANALYSIS_FFT // 2 + 1) and D4C's aperiodicity (same shape)."""
+    import pyworld
+
+    x = np.asarray(audio, dtype=np.float64)
+    f0, times = track_f0(x, f0_tracker)
     sp = pyworld.cheaptrick(x, f0, times, SAMPLE_RATE, fft_size=ANALYSIS_FFT)
     ap = pyworld.d4c(x, f0, times, SAMPLE_RATE, fft_size=ANALYSIS_FFT)
     return f0, sp, ap
 
 
-def analyze(audio: np.ndarray, sample_rate: int = SAMPLE_RATE, f0_tracker: str = "dio") -> np.ndarray:
+def spectral_envelope(audio: np.ndarray, f0: np.ndarray) -> np.ndarray:
+    """(T, ANALYSIS_FFT // 2 + 1) power envelope, frame t centred on sample t·HOP: the power spectrum under a
+    Hann window three periods of the frame's F0 long (of UNVOICED_F0 where unvoiced), averaged over one F0
+    across frequency so that the harmonics merge into the envelope between them.
+
+    Levels follow WORLD's convention: white noise of variance s² reads s², and a harmonic of amplitude A spread
+    over one F0 reads A²·sr/(4·f0), what the vocoder's harmonics are scaled from."""
+    x = np.pad(np.asarray(audio, dtype=np.float64), ANALYSIS_FFT)
+    bin_hz = SAMPLE_RATE / ANALYSIS_FFT
+    out = np.empty((len(f0), ANALYSIS_FFT // 2 + 1))
+    for t, pitch in enumerate(np.where(f0 > 0, f0, UNVOICED_F0)):
+        half = min(int(round(1.5 * SAMPLE_RATE / pitch)), ANALYSIS_FFT // 2 - 1)
+        centre = t * HOP + ANALYSIS_FFT
+        window = np.hanning(2 * half + 3)[1:-1]
+        power = np.abs(np.fft.rfft(x[centre - half : centre + half + 1] * window, ANALYSIS_FFT)) ** 2
+        width = max(int(round(pitch / bin_hz)), 1)
+        out[t] = np.convolve(power, np.full(width, 1.0 / width), mode="same") / np.sum(window**2)
+    return out
+
+
+def analyze(
+    audio: np.ndarray, sample_rate: int = SAMPLE_RATE, f0_tracker: str = "dio", envelope: str = "cheaptrick"
+) -> np.ndarray:
     """Teacher audio (float, mono, SAMPLE_RATE) -> frames (T, FRAME_DIM) float32, T = len // HOP + 1."""
+    import pyworld
+
     if sample_rate != SAMPLE_RATE:
         raise ValueError(f"analysis expects {SAMPLE_RATE} Hz audio, got {sample_rate}")
-    f0, sp, ap = world_parameters(audio, f0_tracker)
-
-    bins = np.arange(ANALYSIS_FFT // 2 + 1) * SAMPLE_RATE / ANALYSIS_FFT
-    env = np.log(np.maximum(_sample_on_mel(sp, bins, N_ENV), np.exp(LOG_ENV_FLOOR)))
-    log_ap = np.log(np.clip(_sample_on_mel(ap, bins, N_AP), 1e-3, 1.0))
+    if envelope not in ENVELOPES:
+        raise ValueError(f"unknown envelope {envelope!r}; one of {ENVELOPES}")
+    x = np.asarray(audio, dtype=np.float64)
+    f0, times = track_f0(x, f0_tracker)
+    ap = pyworld.d4c(x, f0, times, SAMPLE_RATE, fft_size=ANALYSIS_FFT)
+    if envelope == "cheaptrick":
+        sp = pyworld.cheaptrick(x, f0, times, SAMPLE_RATE, fft_size=ANALYSIS_FFT)
+        env, aperiodic = _at_mel_points(sp, N_ENV), _at_mel_points(ap, N_AP)
+    else:
+        sp = spectral_envelope(x, f0)
+        env_bands, ap_bands = mel_bands(N_ENV, ANALYSIS_BINS_HZ), mel_bands(N_AP, ANALYSIS_BINS_HZ)
+        env = sp @ env_bands.T
+        # a band's aperiodicity: the aperiodic share of the power in it
+        aperiodic = (sp * ap) @ ap_bands.T / np.maximum(sp @ ap_bands.T, 1e-30)
+    log_env = np.log(np.maximum(env, np.exp(LOG_ENV_FLOOR)))
+    log_ap = np.log(np.clip(aperiodic, np.exp(LOG_AP_FLOOR), 1.0))
     voiced = (f0 > 0).astype(np.float64)
-    frames = np.concatenate([_interpolated_log_f0(f0)[:, None], voiced[:, None], env, log_ap], axis=1)
+    frames = np.concatenate([_interpolated_log_f0(f0)[:, None], voiced[:, None], log_env, log_ap], axis=1)
     return frames.astype(np.float32)
 
 
-def _sample_on_mel(spectra: np.ndarray, bins_hz: np.ndarray, n: int) -> np.ndarray:
+def _at_mel_points(spectra: np.ndarray, n: int) -> np.ndarray:
     points = mel_points(n)
-    return np.stack([np.interp(points, bins_hz, row) for row in spectra])
+    return np.stack([np.interp(points, ANALYSIS_BINS_HZ, row) for row in spectra])
 
 
 def _interpolated_log_f0(f0: np.ndarray) -> np.ndarray:

@@ -63,17 +63,18 @@ def frames_cache_path(cache_dir: Path, audio_path: Path) -> Path:
     return cache_dir / f"{key}.npy"
 
 
-def _analyze_to_cache(args: tuple[str, str, str]) -> None:
-    """(audio path, cache path, F0 tracker): measure the clip's acoustic frames and write them atomically."""
+def _analyze_to_cache(args: tuple[str, str, str, str]) -> None:
+    """(audio path, cache path, F0 tracker, envelope): measure the clip's acoustic frames and write them
+    atomically."""
     from sonare.audio.io import load_audio
     from sonare.audio.resample import resample
     from sonare.tts.acoustic import analyze
 
-    audio_path, out_path, f0_tracker = args
+    audio_path, out_path, f0_tracker, envelope = args
     audio, rate = load_audio(audio_path)
     if rate != SAMPLE_RATE:
         audio = resample(audio, rate, SAMPLE_RATE)
-    frames = analyze(audio, SAMPLE_RATE, f0_tracker)
+    frames = analyze(audio, SAMPLE_RATE, f0_tracker, envelope)
     tmp = f"{out_path}.{os.getpid()}.tmp.npy"
     np.save(tmp, frames)
     os.replace(tmp, out_path)
@@ -88,9 +89,10 @@ def load_examples(
     workers: int = 2,
     progress: bool = True,
     f0_tracker: str = "dio",
+    envelope: str = "cheaptrick",
 ) -> list[Example]:
     """Examples for `split` from every manifest line tagged with `task`, analysing uncached audio first (a cache
-    holds the frames of one F0 tracker: name a cache per tracker)."""
+    holds the frames of one analysis: name a cache per F0 tracker and envelope)."""
     from sonare.data.manifest import read_manifest
 
     cache = Path(cache_dir)
@@ -107,19 +109,24 @@ def load_examples(
             audio_path = root / rec["audio"]
             examples.append(Example(rec["id"], rec["speaker"], ids, durations, frames_cache_path(cache, audio_path)))
             audio_paths.append(audio_path)
-    cache_frames(audio_paths, cache, workers, progress, f0_tracker)
+    cache_frames(audio_paths, cache, workers, progress, f0_tracker, envelope)
     return examples
 
 
 def cache_frames(
-    audio_paths: list[Path], cache_dir: Path, workers: int, progress: bool = True, f0_tracker: str = "dio"
+    audio_paths: list[Path],
+    cache_dir: Path,
+    workers: int,
+    progress: bool = True,
+    f0_tracker: str = "dio",
+    envelope: str = "cheaptrick",
 ) -> list[Path]:
     """Measure the acoustic frames of the clips not yet in the cache (in `workers` processes); -> every clip's
     cache path, in order."""
     from tqdm import tqdm
 
     paths = [frames_cache_path(cache_dir, audio) for audio in audio_paths]
-    todo = [(str(a), str(p), f0_tracker) for a, p in zip(audio_paths, paths, strict=True) if not p.exists()]
+    todo = [(str(a), str(p), f0_tracker, envelope) for a, p in zip(audio_paths, paths, strict=True) if not p.exists()]
     if todo:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             jobs = pool.map(_analyze_to_cache, todo, chunksize=4)
