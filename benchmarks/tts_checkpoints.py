@@ -16,8 +16,7 @@ import torch
 
 
 def main() -> None:
-    from sonare.train.tts import TTSTrainConfig, validation_loss, validation_set
-    from sonare.tts.dataset import load_examples
+    from sonare.train.tts import TTSTrainConfig, recipe_examples, validation_loss, validation_set
     from sonare.tts.model import TTSConfig, TTSModel
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -27,14 +26,7 @@ def main() -> None:
 
     torch.set_num_threads(1)
     cfg = TTSTrainConfig.load(args.config)
-    examples = load_examples(
-        cfg.manifests,
-        cfg.frames_dir(),
-        teachers=cfg.teachers,
-        workers=cfg.workers,
-        f0_tracker=cfg.f0_tracker,
-        envelope=cfg.envelope,
-    )
+    examples = recipe_examples(cfg)
     val_set = validation_set(examples, cfg)
     print(f"{len(val_set)} validation clips of {args.config}")
     for path in args.checkpoints:

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sonare.train.tts import TTSTrainConfig, export, train
+from sonare.train.tts import TTSTrainConfig, export, recipe_examples, train
 
 
 @pytest.mark.slow
@@ -39,6 +39,17 @@ def test_smoke_recipe_trains_resumes_exports_and_speaks(fixture_corpus, tmp_path
     model = load_default(out)
     audio, _ = model.synthesize("Hello world.", SynthesisOptions(VoiceSpec(id=voices[0]["id"])))
     assert audio.dtype == np.float32 and np.isfinite(audio).all()
+
+
+def test_a_recipes_envelope_chooses_its_frames_and_their_cache(fixture_corpus, tmp_path):
+    cfg = TTSTrainConfig(manifests=[str(fixture_corpus / "manifest.jsonl")], run_dir=str(tmp_path), workers=1)
+    cheaptrick = recipe_examples(cfg, progress=False)[0].frames_path
+    cfg.envelope = "smoothed-power"
+    smoothed = recipe_examples(cfg, progress=False)[0].frames_path
+    assert (cheaptrick.parent.name, smoothed.parent.name) == ("frames-dio-cheaptrick", "frames-dio-smoothed-power")
+    a, b = np.load(cheaptrick), np.load(smoothed)
+    assert np.array_equal(a[:, :2], b[:, :2])  # the same pitch and voicing
+    assert not np.allclose(a[:, 2:], b[:, 2:], atol=0.05)  # another envelope and aperiodicity
 
 
 def test_a_resumed_model_grows_deeper_without_changing_what_it_speaks():

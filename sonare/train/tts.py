@@ -75,6 +75,19 @@ class TTSTrainConfig:
         return Path(self.run_dir) / f"frames-{self.f0_tracker}-{self.envelope}"
 
 
+def recipe_examples(cfg: TTSTrainConfig, progress: bool = True) -> list[Example]:
+    """Every training-split clip of the recipe's manifests, its frames analysed into the run's cache first."""
+    return load_examples(
+        cfg.manifests,
+        cfg.frames_dir(),
+        teachers=cfg.teachers,
+        workers=cfg.workers,
+        progress=progress,
+        f0_tracker=cfg.f0_tracker,
+        envelope=cfg.envelope,
+    )
+
+
 def validation_set(examples: list[Example], cfg: TTSTrainConfig) -> list[Example]:
     """The held-back clips validation measures: the first 64 the id hash sets aside, in manifest order, so runs
     on the same first manifest are compared on the same clips."""
@@ -172,14 +185,7 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
     torch.set_flush_denormal(True)
     run = Path(cfg.run_dir)
     (run / "val").mkdir(parents=True, exist_ok=True)
-    examples = load_examples(
-        cfg.manifests,
-        cfg.frames_dir(),
-        teachers=cfg.teachers,
-        workers=cfg.workers,
-        f0_tracker=cfg.f0_tracker,
-        envelope=cfg.envelope,
-    )
+    examples = recipe_examples(cfg, progress)
     if not examples:
         raise SystemExit("no TTS examples found in the manifests")
     train_set = [e for e in examples if not is_held_back(e.id, cfg.val_fraction)]
