@@ -62,15 +62,13 @@ def interpolation_matrix(points_hz: np.ndarray, bins_hz: np.ndarray) -> np.ndarr
 FRAME_PERIOD_MS = HOP / SAMPLE_RATE * 1000.0
 F0_TRACKERS = ("dio", "harvest")
 ENVELOPES = ("cheaptrick", "smoothed-power")
-
-
 ANALYSIS_BINS_HZ = np.arange(ANALYSIS_FFT // 2 + 1) * SAMPLE_RATE / ANALYSIS_FFT
 UNVOICED_F0 = 120.0  # sets the envelope's window (25 ms) and smoothing where there is no pitch
 
 
 def mel_bands(n: int, bins_hz: np.ndarray) -> np.ndarray:
     """(n, len(bins)) triangular weights, each row summing to one, centred on `mel_points(n)` and reaching the
-    neighbouring points: a band average that the vocoder's interpolation between the same points undoes."""
+    neighbouring points: each band's average, which the vocoder reads back as the value at the band's centre."""
     centres = hz_to_mel(mel_points(n))
     step = centres[1] - centres[0]
     edges = np.concatenate([[centres[0] - step], centres, [centres[-1] + step]])
