@@ -114,11 +114,11 @@ def main() -> None:
         )
 
     print(f"{args.sentences} held-out sentences (seed {args.seed}), mean DNSMOS" + (f", WER {args.asr}" if asr else ""))
-    print(f"{'rendering':<45} {'ovrl':>6} {'sig':>6} {'bak':>6} {'p808':>6}" + (f" {'WER':>7}" if asr else ""))
+    print(f"{'rendering':<55} {'ovrl':>6} {'sig':>6} {'bak':>6} {'p808':>6}" + (f" {'WER':>7}" if asr else ""))
     for name, rows in scores.items():
         means = [statistics.fmean(r[m] for r in rows) for m in ("ovrl", "sig", "bak", "p808")]
         wer = f" {errors[name].wer:7.1%}" if asr else ""
-        print(f"{name:<45} " + " ".join(f"{v:6.2f}" for v in means) + wer)
+        print(f"{name:<55} " + " ".join(f"{v:6.2f}" for v in means) + wer)
 
 
 if __name__ == "__main__":
