@@ -32,9 +32,9 @@ N_FFT = 512  # magnitude-swap STFT: 23 ms windows, the vocoder's own grain lengt
 def _world_resynthesis(audio: np.ndarray, f0_tracker: str) -> np.ndarray:
     import pyworld
 
-    from sonare.tts.acoustic import FRAME_PERIOD_MS, SAMPLE_RATE, world_parameters
+    from sonare.tts.acoustic import FRAME_PERIOD_MS, SAMPLE_RATE, source_filter_parameters
 
-    f0, sp, ap = world_parameters(audio, f0_tracker)
+    f0, sp, ap = source_filter_parameters(audio, f0_tracker)  # WORLD's own: CheapTrick's envelope
     return pyworld.synthesize(f0, sp, ap, SAMPLE_RATE, FRAME_PERIOD_MS).astype(np.float32)
 
 

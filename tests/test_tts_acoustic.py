@@ -43,9 +43,8 @@ def test_an_unknown_envelope_is_refused():
 def test_the_smoothed_power_envelope_reads_noise_and_harmonics_at_the_levels_the_vocoder_renders():
     # white noise of variance s² reads s²; a harmonic of amplitude A at fundamental f0 reads A²·sr/(4·f0)
     noise = np.random.default_rng(0).normal(0.0, 0.01, 3 * SAMPLE_RATE)
-    power = np.exp(analyze(noise, envelope="smoothed-power")[20:-20, 2 : 2 + N_ENV]).mean(
-        axis=0
-    )  # the level, not the log's bias
+    # averaged as power: the level, not the log's bias
+    power = np.exp(analyze(noise, envelope="smoothed-power")[20:-20, 2 : 2 + N_ENV]).mean(axis=0)
     above_1k = mel_points(N_ENV) > 1000.0
     assert np.abs(np.log(power[above_1k]) - np.log(1e-4)).max() < 0.15
 

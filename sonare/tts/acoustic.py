@@ -92,14 +92,22 @@ def track_f0(audio: np.ndarray, f0_tracker: str = "dio") -> tuple[np.ndarray, np
     raise ValueError(f"unknown F0 tracker {f0_tracker!r}; one of {F0_TRACKERS}")
 
 
-def world_parameters(audio: np.ndarray, f0_tracker: str = "dio") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """WORLD's own full-resolution analysis of SAMPLE_RATE audio, one row per frame: F0 (T,) in Hz (0 unvoiced),
-    CheapTrick's spectral envelope (T, ANALYSIS_FFT // 2 + 1) and D4C's aperiodicity (same shape)."""
+def source_filter_parameters(
+    audio: np.ndarray, f0_tracker: str = "dio", envelope: str = "cheaptrick"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The full-resolution analysis of SAMPLE_RATE audio, one row per frame: F0 (T,) in Hz (0 unvoiced), the power
+    envelope (T, ANALYSIS_FFT // 2 + 1) measured as `envelope` says, and D4C's aperiodicity (same shape). With
+    CheapTrick's envelope these are WORLD's own parameters, which its synthesizer takes."""
     import pyworld
 
+    if envelope not in ENVELOPES:
+        raise ValueError(f"unknown envelope {envelope!r}; one of {ENVELOPES}")
     x = np.asarray(audio, dtype=np.float64)
     f0, times = track_f0(x, f0_tracker)
-    sp = pyworld.cheaptrick(x, f0, times, SAMPLE_RATE, fft_size=ANALYSIS_FFT)
+    if envelope == "cheaptrick":
+        sp = pyworld.cheaptrick(x, f0, times, SAMPLE_RATE, fft_size=ANALYSIS_FFT)
+    else:
+        sp = spectral_envelope(x, f0)
     ap = pyworld.d4c(x, f0, times, SAMPLE_RATE, fft_size=ANALYSIS_FFT)
     return f0, sp, ap
 
@@ -128,20 +136,12 @@ def analyze(
     audio: np.ndarray, sample_rate: int = SAMPLE_RATE, f0_tracker: str = "dio", envelope: str = "cheaptrick"
 ) -> np.ndarray:
     """Teacher audio (float, mono, SAMPLE_RATE) -> frames (T, FRAME_DIM) float32, T = len // HOP + 1."""
-    import pyworld
-
     if sample_rate != SAMPLE_RATE:
         raise ValueError(f"analysis expects {SAMPLE_RATE} Hz audio, got {sample_rate}")
-    if envelope not in ENVELOPES:
-        raise ValueError(f"unknown envelope {envelope!r}; one of {ENVELOPES}")
-    x = np.asarray(audio, dtype=np.float64)
-    f0, times = track_f0(x, f0_tracker)
-    ap = pyworld.d4c(x, f0, times, SAMPLE_RATE, fft_size=ANALYSIS_FFT)
+    f0, sp, ap = source_filter_parameters(audio, f0_tracker, envelope)
     if envelope == "cheaptrick":
-        sp = pyworld.cheaptrick(x, f0, times, SAMPLE_RATE, fft_size=ANALYSIS_FFT)
         env, aperiodic = _at_mel_points(sp, N_ENV), _at_mel_points(ap, N_AP)
     else:
-        sp = spectral_envelope(x, f0)
         env_bands, ap_bands = mel_bands(N_ENV, ANALYSIS_BINS_HZ), mel_bands(N_AP, ANALYSIS_BINS_HZ)
         env = sp @ env_bands.T
         # a band's aperiodicity: the aperiodic share of the power in it
