@@ -5,7 +5,7 @@
         checkpoints/tts-joe-more.pt
 
 The clips are the recipe's validation set (`sonare.train.tts.validation_set`), their frames measured into the
-recipe's run directory as training would.
+recipe's run directory as training would. A recipe with a recogniser (`asr_critic`) reports what it hears too.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import torch
 
 
 def main() -> None:
+    from sonare.train.intelligibility import RecogniserLoss
     from sonare.train.tts import TTSTrainConfig, recipe_examples, validation_loss, validation_set
     from sonare.tts.model import TTSConfig, TTSModel
 
@@ -28,12 +29,13 @@ def main() -> None:
     cfg = TTSTrainConfig.load(args.config)
     examples = recipe_examples(cfg)
     val_set = validation_set(examples, cfg)
+    critic = RecogniserLoss(cfg.asr_critic) if cfg.asr_critic else None
     print(f"{len(val_set)} validation clips of {args.config}")
     for path in args.checkpoints:
         ckpt = torch.load(path, map_location="cpu", weights_only=False)
         model = TTSModel(TTSConfig(**ckpt["model_config"]))
         model.load_state_dict(ckpt["model"])
-        parts = validation_loss(model, val_set, ckpt["speakers"], cfg)
+        parts = validation_loss(model, val_set, ckpt["speakers"], cfg, critic)
         print(f"{path}  step {ckpt['step']}  " + "  ".join(f"{k} {v:.4f}" for k, v in parts.items()))
 
 

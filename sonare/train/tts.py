@@ -22,6 +22,7 @@ import torch.nn.functional as F
 
 from sonare.recipe import read_recipe
 from sonare.train.common import is_held_back, load_deeper, save_atomic, to_device, warmup_cosine
+from sonare.train.intelligibility import RecogniserLoss, text_targets
 from sonare.tts.adapt import compose, from_transform, identity
 from sonare.tts.dataset import Example, load_examples, load_frames
 from sonare.tts.model import TTSConfig, TTSModel
@@ -47,6 +48,10 @@ class TTSTrainConfig:
     grad_clip: float = 1.0
     duration_weight: float = 0.5
     voicing_weight: float = 0.2
+    # A frozen recogniser (an STT model directory) whose CTC loss on the rendered frames joins the loss, weighted
+    # by `asr_weight` (`sonare.train.intelligibility`); none: the frame losses alone.
+    asr_critic: str | None = None
+    asr_weight: float = 0.1
     val_fraction: float = 0.03
     val_every: int = 1000
     checkpoint_every: int = 250
@@ -122,6 +127,7 @@ def collate(batch: list[Example], speakers: dict[str, int]) -> dict[str, torch.T
         durations[i, : len(e.ids)] = torch.from_numpy(e.durations)
         frames[i, : e.n_frames] = torch.from_numpy(load_frames(e))
         frame_mask[i, : e.n_frames] = True
+    targets, target_lengths = text_targets([e.text for e in batch])
     return {
         "ids": ids,
         "durations": durations,
@@ -129,6 +135,8 @@ def collate(batch: list[Example], speakers: dict[str, int]) -> dict[str, torch.T
         "frame_mask": frame_mask,
         "id_mask": ids != 0,
         "speakers": torch.tensor([speakers[e.speaker] for e in batch]),
+        "targets": targets,
+        "target_lengths": target_lengths,
     }
 
 
@@ -140,7 +148,9 @@ def frame_statistics(examples: list[Example], limit: int = 400) -> tuple[torch.T
     return mean, std
 
 
-def losses(model: TTSModel, batch: dict[str, torch.Tensor], cfg: TTSTrainConfig) -> dict[str, torch.Tensor]:
+def losses(
+    model: TTSModel, batch: dict[str, torch.Tensor], cfg: TTSTrainConfig, critic: RecogniserLoss | None = None
+) -> dict[str, torch.Tensor]:
     log_dur, out = model(batch["ids"], batch["speakers"], batch["durations"], batch["frames"].shape[1])
     target = (batch["frames"] - model.frame_mean) / model.frame_std
     fm = batch["frame_mask"][..., None].float()
@@ -150,7 +160,13 @@ def losses(model: TTSModel, batch: dict[str, torch.Tensor], cfg: TTSTrainConfig)
     im = batch["id_mask"].float()
     duration = ((log_dur - torch.log1p(batch["durations"].float())) ** 2 * im).sum() / im.sum()
     total = spectral + cfg.voicing_weight * voicing + cfg.duration_weight * duration
-    return {"loss": total, "spectral": spectral, "voicing": voicing, "duration": duration}
+    parts = {"spectral": spectral, "voicing": voicing, "duration": duration}
+    if critic is not None:
+        parts["heard"] = critic(
+            model.denormalize(out), batch["frame_mask"].sum(1), batch["targets"], batch["target_lengths"]
+        )
+        total = total + cfg.asr_weight * parts["heard"]
+    return {"loss": total, **parts}
 
 
 def _extend_speakers(known: dict[str, int], examples: list[Example], rows: int) -> dict[str, int]:
@@ -210,6 +226,7 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
     # A model grown past its checkpoint has parameters the saved optimizer never saw: it starts afresh.
     if ckpt is not None and "optimizer" in ckpt and model.cfg.to_dict() == ckpt["model_config"]:
         opt.load_state_dict(ckpt["optimizer"])
+    critic = RecogniserLoss(cfg.asr_critic, cfg.device) if cfg.asr_critic else None
     n_params = sum(p.numel() for p in model.parameters())
     print(f"TTS: {len(train_set)} train / {len(val_set)} val utterances, {len(speakers)} speakers, {n_params:,} params")
 
@@ -226,7 +243,7 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
         lr = warmup_cosine(step, cfg.lr, cfg.warmup, cfg.steps, floor=cfg.lr_floor)
         for group in opt.param_groups:
             group["lr"] = lr
-        parts = losses(model, batch, cfg)
+        parts = losses(model, batch, cfg, critic)
         opt.zero_grad(set_to_none=True)
         parts["loss"].backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
@@ -252,7 +269,7 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
                 ckpt_path,
             )
         if step % cfg.val_every == 0 or step == cfg.steps:
-            record = validate(model, val_set, speakers, cfg, run, step)
+            record = validate(model, val_set, speakers, cfg, run, step, critic)
             log.write(json.dumps(record) + "\n")
             log.flush()
             model.train()
@@ -262,28 +279,38 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
 
 @torch.no_grad()
 def validation_loss(
-    model: TTSModel, val_set: list[Example], speakers: dict[str, int], cfg: TTSTrainConfig
+    model: TTSModel,
+    val_set: list[Example],
+    speakers: dict[str, int],
+    cfg: TTSTrainConfig,
+    critic: RecogniserLoss | None = None,
 ) -> dict[str, float]:
     """The training losses over the held-back clips, in eval mode, averaged per clip."""
     model.eval()
     totals: dict[str, float] = {}
     for i in range(0, len(val_set), 8):
         batch = to_device(collate(val_set[i : i + 8], speakers), cfg.device)
-        for k, v in losses(model, batch, cfg).items():
+        for k, v in losses(model, batch, cfg, critic).items():
             totals[k] = totals.get(k, 0.0) + v.item() * len(val_set[i : i + 8])
     return {k: round(v / max(1, len(val_set)), 5) for k, v in totals.items()}
 
 
 @torch.no_grad()
 def validate(
-    model: TTSModel, val_set: list[Example], speakers: dict[str, int], cfg: TTSTrainConfig, run: Path, step: int
+    model: TTSModel,
+    val_set: list[Example],
+    speakers: dict[str, int],
+    cfg: TTSTrainConfig,
+    run: Path,
+    step: int,
+    critic: RecogniserLoss | None = None,
 ) -> dict:
     """Held-back loss, and audio of the validation sentences through the streaming path."""
     from sonare.audio.io import save_audio
     from sonare.tts.messages import SynthesisOptions, VoiceSpec
     from sonare.tts.stream import TTSStreamingModel
 
-    record = {"step": step, "validation": validation_loss(model, val_set, speakers, cfg)}
+    record = {"step": step, "validation": validation_loss(model, val_set, speakers, cfg, critic)}
     model = copy.deepcopy(model).cpu() if cfg.device != "cpu" else model  # the streaming path runs on the CPU
     unadapted = torch.from_numpy(identity())
     voices = {vid: torch.cat([emb, unadapted]) for vid, emb in _voice_table(model, speakers, cfg).items()}

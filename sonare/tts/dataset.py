@@ -27,6 +27,7 @@ class Example:
     ids: np.ndarray  # (N,) int64 phoneme ids, BOS ... EOS
     durations: np.ndarray  # (N,) int64 frames, summing to the number of frames
     frames_path: Path  # cached (T, FRAME_DIM) float32
+    text: str  # the words spoken (the manifest's normalised text)
 
     @property
     def n_frames(self) -> int:
@@ -107,7 +108,9 @@ def load_examples(
                 continue
             ids, durations = token_ids_and_durations(rec["phonemes"], rec["phones"], rec["duration"])
             audio_path = root / rec["audio"]
-            examples.append(Example(rec["id"], rec["speaker"], ids, durations, frames_cache_path(cache, audio_path)))
+            frames_path = frames_cache_path(cache, audio_path)
+            text = rec.get("normalized") or rec["text"]
+            examples.append(Example(rec["id"], rec["speaker"], ids, durations, frames_path, text))
             audio_paths.append(audio_path)
     cache_frames(audio_paths, cache, workers, progress, f0_tracker, envelope)
     return examples
