@@ -41,7 +41,8 @@ def text_targets(texts: list[str]) -> tuple[Tensor, Tensor]:
 
 def to_recogniser_rate(pcm: Tensor) -> Tensor:
     """(B, N) audio at the TTS rate -> (B, N·16000/22050) at the recogniser's, band-limited by cutting the
-    spectrum (differentiable, and exact for the zero-padded clips a batch holds)."""
+    spectrum at the new Nyquist frequency (differentiable; the FFT treats each row as periodic, which joins a
+    clip's silent end to its silent start or to the batch's zero padding)."""
     n = pcm.shape[-1]
     m = n * STT_RATE // SAMPLE_RATE
     return torch.fft.irfft(torch.fft.rfft(pcm)[..., : m // 2 + 1], n=m) * (m / n)

@@ -83,7 +83,7 @@ class HarmonicNoiseVocoder:
         aperiodic = (log_ap @ self._ap_to_bins).exp().clamp(0, 1)
         aperiodic = voiced[..., None] * aperiodic + (1 - voiced[..., None])  # unvoiced frames are all noise
         # Floored before the square root so gradients stay finite where a part is silent (training through the
-        # vocoder); the floor is 200 dB below any level speech reaches.
+        # vocoder); a power of 1e-20 is 200 dB below full scale, far below anything audible.
         periodic_gain = 2 * (envelope * f0[..., None] / self.sample_rate * (1 - aperiodic)).clamp_min(1e-20).sqrt()
         noise_gain = (envelope * aperiodic).clamp_min(1e-20).sqrt()
         shaped = spectra[:, :, 0] * _minimum_phase(periodic_gain) + spectra[:, :, 1] * noise_gain
