@@ -64,8 +64,8 @@ def test_a_recipe_with_a_critic_adds_what_it_hears_to_the_loss(teacher_clips):
     cfg = TTSTrainConfig(manifests=[], asr_weight=0.5)
     plain = losses(model, batch, cfg)
     heard = losses(model, batch, cfg, RecogniserLoss(SHIPPED_STT))
-    assert "heard" not in plain and float(heard["heard"]) > 0
-    assert float(heard["loss"]) == pytest.approx(float(plain["loss"]) + 0.5 * float(heard["heard"]), rel=1e-5)
+    assert "heard" not in plain and heard["heard"].item() > 0
+    assert heard["loss"].item() == pytest.approx(plain["loss"].item() + 0.5 * heard["heard"].item(), rel=1e-5)
     heard["loss"].backward()
     grads = [p.grad for p in model.decoder.parameters() if p.grad is not None]
     assert grads and all(np.isfinite(g.numpy()).all() for g in grads)
