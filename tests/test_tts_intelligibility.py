@@ -6,8 +6,17 @@ import numpy as np
 import pytest
 import torch
 
-from sonare.train.intelligibility import RecogniserLoss, text_targets, to_recogniser_rate
-from sonare.train.tts import TTSTrainConfig, collate, losses, recipe_examples
+from sonare.text import generate_sentences, normalize, split_of
+from sonare.text.inventory import BOS_ID, EOS_ID, vocab_size
+from sonare.train.intelligibility import (
+    FreshTexts,
+    RecogniserLoss,
+    spoken_freely,
+    text_targets,
+    to_recogniser_rate,
+)
+from sonare.train.tts import TTSTrainConfig, collate, fresh_text_loss, losses, recipe_examples
+from sonare.tts.model import TTSConfig, TTSModel
 from sonare.tts.acoustic import SAMPLE_RATE
 from sonare.tts.dataset import load_frames
 
@@ -54,12 +63,16 @@ def test_the_recogniser_reads_a_clips_own_words_better_than_the_same_words_reord
     assert grad[:, 2:].abs().sum() > 0  # the envelope and aperiodicity are what it moves
 
 
-def test_a_recipe_with_a_critic_adds_what_it_hears_to_the_loss(teacher_clips):
-    from sonare.text.inventory import vocab_size
-    from sonare.tts.model import TTSConfig, TTSModel
-
+def tiny_model() -> TTSModel:
     torch.manual_seed(0)
     model = TTSModel(TTSConfig(vocab_size=vocab_size(), n_speakers=2, d_text=32, d_frame=32, d_speaker=8))
+    with torch.no_grad():
+        model.durations.net[-1].bias.fill_(1.4)  # about 3 frames a phoneme, as a trained model speaks
+    return model
+
+
+def test_a_recipe_with_a_critic_adds_what_it_hears_to_the_loss(teacher_clips):
+    model = tiny_model()
     batch = collate(teacher_clips, {e.speaker: 0 for e in teacher_clips})
     cfg = TTSTrainConfig(manifests=[], asr_weight=0.5)
     plain = losses(model, batch, cfg)
@@ -69,3 +82,39 @@ def test_a_recipe_with_a_critic_adds_what_it_hears_to_the_loss(teacher_clips):
     heard["loss"].backward()
     grads = [p.grad for p in model.decoder.parameters() if p.grad is not None]
     assert grads and all(np.isfinite(g.numpy()).all() for g in grads)
+
+
+def test_fresh_texts_are_training_sentences_no_clip_speaks():
+    recorded = set(generate_sentences(60, seed=3))
+    fresh = FreshTexts(recorded, per_step=5, seed=3, pool=200)
+    assert len(fresh.sentences) == 140 and not recorded & set(fresh.sentences)
+    assert all(split_of(s) == "train" for s in fresh.sentences)
+    ids, texts = fresh.draw()
+    assert ids.shape[0] == 5 and all(normalize(t) == t for t in texts)
+    lengths = ids.ne(0).sum(1)
+    assert ids[:, 0].eq(BOS_ID).all() and all(ids[i, n - 1] == EOS_ID for i, n in enumerate(lengths.tolist()))
+    assert fresh.draw()[1] != texts  # each step hears other sentences
+
+
+def test_speaking_freely_takes_the_predicted_durations_and_ignores_padding():
+    model = tiny_model()
+    ids = torch.tensor([[BOS_ID, 5, 6, 7, EOS_ID, 0, 0], [BOS_ID, 5, 6, 7, EOS_ID, 9, EOS_ID]])
+    frames, lengths = spoken_freely(model, ids, torch.tensor([0, 0]))
+    with torch.no_grad():
+        alone, alone_lengths = spoken_freely(model, ids[:1, :5], torch.tensor([0]))
+        predicted = torch.expm1(model.durations(model.encode(ids[:1, :5], model.speakers(torch.tensor([0])))))
+    assert lengths[0] == alone_lengths[0] == predicted.clamp(min=0).round().sum() > 5
+    assert frames.shape == (2, int(lengths.max()), model.cfg.frame_dim)
+    assert torch.allclose(frames[0, : lengths[0]], alone[0], atol=1e-5)  # a row's padding changes nothing
+
+
+def test_the_fresh_text_loss_trains_the_encoder_and_decoder_not_the_durations():
+    model = tiny_model()
+    fresh = FreshTexts(set(), per_step=2, seed=0, pool=20)
+    loss = fresh_text_loss(model, fresh, speaker=1, critic=RecogniserLoss(SHIPPED_STT), device="cpu")
+    assert loss.item() > 0
+    loss.backward()
+    assert all(p.grad is None for p in model.durations.parameters())
+    assert model.speakers.weight.grad[1].abs().sum() > 0 and model.speakers.weight.grad[0].eq(0).all()
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.decoder.out.parameters())
+    assert model.encoder.embed.weight.grad.abs().sum() > 0

@@ -22,7 +22,7 @@ import torch.nn.functional as F
 
 from sonare.recipe import read_recipe
 from sonare.train.common import is_held_back, load_deeper, save_atomic, to_device, warmup_cosine
-from sonare.train.intelligibility import RecogniserLoss, text_targets
+from sonare.train.intelligibility import FreshTexts, RecogniserLoss, spoken_freely, text_targets
 from sonare.tts.adapt import compose, from_transform, identity
 from sonare.tts.dataset import Example, load_examples, load_frames
 from sonare.tts.model import TTSConfig, TTSModel
@@ -52,6 +52,9 @@ class TTSTrainConfig:
     # by `asr_weight` (`sonare.train.intelligibility`); none: the frame losses alone.
     asr_critic: str | None = None
     asr_weight: float = 0.1
+    # Sentences per step the default voice speaks from fresh text (`FreshTexts`) in its own durations for the
+    # critic, beside the training clips; their loss ("heard_fresh") is weighted by `asr_weight` too. 0: none.
+    asr_fresh_texts: int = 0
     val_fraction: float = 0.03
     val_every: int = 1000
     checkpoint_every: int = 250
@@ -169,6 +172,21 @@ def losses(
     return {"loss": total, **parts}
 
 
+def fresh_text_loss(model: TTSModel, fresh: FreshTexts, speaker: int, critic: RecogniserLoss, device: str) -> torch.Tensor:
+    """The critic's loss on a draw of fresh sentences spoken by speaker row `speaker`."""
+    ids, texts = fresh.draw()
+    frames, lengths = spoken_freely(model, ids.to(device), torch.full((len(ids),), speaker, device=device))
+    targets, target_lengths = text_targets(texts)
+    return critic(model.denormalize(frames), lengths, targets.to(device), target_lengths.to(device))
+
+
+def _default_speaker(cfg: TTSTrainConfig, speakers: dict[str, int]) -> int:
+    name = cfg.voices.get(cfg.default_voice, {}).get("speaker", cfg.default_voice)
+    if name not in speakers:
+        raise SystemExit(f"asr_fresh_texts needs the default voice's speaker in the corpus; {name!r} is not")
+    return speakers[name]
+
+
 def _extend_speakers(known: dict[str, int], examples: list[Example], rows: int) -> dict[str, int]:
     """Give each new speaker the next free row of the speaker table (rows beyond `rows` are left out)."""
     speakers = dict(known)
@@ -227,6 +245,10 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
     if ckpt is not None and "optimizer" in ckpt and model.cfg.to_dict() == ckpt["model_config"]:
         opt.load_state_dict(ckpt["optimizer"])
     critic = RecogniserLoss(cfg.asr_critic, cfg.device) if cfg.asr_critic else None
+    fresh = None
+    if critic is not None and cfg.asr_fresh_texts:
+        fresh = FreshTexts({e.text for e in examples}, cfg.asr_fresh_texts, seed=cfg.seed + step)
+        fresh_speaker = _default_speaker(cfg, speakers)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"TTS: {len(train_set)} train / {len(val_set)} val utterances, {len(speakers)} speakers, {n_params:,} params")
 
@@ -244,6 +266,9 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
         for group in opt.param_groups:
             group["lr"] = lr
         parts = losses(model, batch, cfg, critic)
+        if fresh is not None:
+            parts["heard_fresh"] = fresh_text_loss(model, fresh, fresh_speaker, critic, cfg.device)
+            parts["loss"] = parts["loss"] + cfg.asr_weight * parts["heard_fresh"]
         opt.zero_grad(set_to_none=True)
         parts["loss"].backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
