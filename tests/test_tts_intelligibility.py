@@ -16,9 +16,9 @@ from sonare.train.intelligibility import (
     to_recogniser_rate,
 )
 from sonare.train.tts import TTSTrainConfig, collate, fresh_text_loss, losses, recipe_examples
-from sonare.tts.model import TTSConfig, TTSModel
 from sonare.tts.acoustic import SAMPLE_RATE
 from sonare.tts.dataset import load_frames
+from sonare.tts.model import TTSConfig, TTSModel
 
 SHIPPED_STT = Path(__file__).parents[1] / "sonare" / "assets" / "stt"
 

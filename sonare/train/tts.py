@@ -172,7 +172,9 @@ def losses(
     return {"loss": total, **parts}
 
 
-def fresh_text_loss(model: TTSModel, fresh: FreshTexts, speaker: int, critic: RecogniserLoss, device: str) -> torch.Tensor:
+def fresh_text_loss(
+    model: TTSModel, fresh: FreshTexts, speaker: int, critic: RecogniserLoss, device: str
+) -> torch.Tensor:
     """The critic's loss on a draw of fresh sentences spoken by speaker row `speaker`."""
     ids, texts = fresh.draw()
     frames, lengths = spoken_freely(model, ids.to(device), torch.full((len(ids),), speaker, device=device))
