@@ -16,7 +16,7 @@ from sonare.train.intelligibility import (
     to_recogniser_rate,
 )
 from sonare.train.tts import TTSTrainConfig, collate, fresh_text_loss, losses, recipe_examples
-from sonare.tts.acoustic import SAMPLE_RATE
+from sonare.tts.acoustic import N_ENV, SAMPLE_RATE
 from sonare.tts.dataset import load_frames
 from sonare.tts.model import TTSConfig, TTSModel
 
@@ -61,6 +61,11 @@ def test_the_recogniser_reads_a_clips_own_words_better_than_the_same_words_reord
     assert torch.isfinite(grad).all()
     assert grad[:, 0].eq(0).all()  # F0 is held: its phase gradient has no local meaning
     assert grad[:, 2:].abs().sum() > 0  # the envelope and aperiodicity are what it moves
+    frames.grad = None
+    critic = RecogniserLoss(SHIPPED_STT, hold_aperiodicity=True)
+    critic(frames, lengths, *text_targets([a.text])).backward()
+    held = frames.grad[0]
+    assert held[:, 2 + N_ENV :].eq(0).all() and held[:, 0].eq(0).all() and held[:, 2 : 2 + N_ENV].abs().sum() > 0
 
 
 def tiny_model() -> TTSModel:

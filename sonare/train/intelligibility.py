@@ -36,7 +36,7 @@ from sonare.stt.weights import load_model
 from sonare.text import encode as encode_phonemes
 from sonare.text import generate_sentences, normalize, phonemize
 from sonare.text.sentences import canonical
-from sonare.tts.acoustic import HOP, SAMPLE_RATE
+from sonare.tts.acoustic import FRAME_DIM, HOP, N_ENV, SAMPLE_RATE
 from sonare.tts.model import TTSModel
 from sonare.tts.vocoder import HarmonicNoiseVocoder
 
@@ -62,7 +62,11 @@ def to_recogniser_rate(pcm: Tensor) -> Tensor:
 class RecogniserLoss:
     """A frozen STT model's CTC loss on rendered frames: `loss(frames, lengths, targets, target_lengths)`."""
 
-    def __init__(self, stt_dir: str | os.PathLike, device: str = "cpu"):
+    def __init__(self, stt_dir: str | os.PathLike, device: str = "cpu", hold_aperiodicity: bool = False):
+        # Channels the loss does not move: F0 always; the aperiodicity too when asked, so it moves the envelope alone.
+        self.held = torch.zeros(FRAME_DIM, dtype=torch.bool, device=device)
+        self.held[0] = True
+        self.held[2 + N_ENV :] = hold_aperiodicity
         self.model, _ = load_model(stt_dir)
         self.model.eval().to(device)
         for p in self.model.parameters():
@@ -73,7 +77,7 @@ class RecogniserLoss:
         """frames (B, T, D) acoustic (denormalised, voicing 0/1), lengths (B,) valid frames; targets (B, S) and
         target_lengths (B,) from `text_targets` -> CTC loss per target character, averaged over the spellable
         clips."""
-        frames = torch.cat([frames[..., :1].detach(), frames[..., 1:]], dim=-1)
+        frames = torch.where(self.held, frames.detach(), frames)
         pcm, _ = self.vocoder.run(frames, self.vocoder.new_state(len(frames)), lengths)  # (B, T·HOP)
         samples = lengths * HOP
         pcm = pcm * (torch.arange(pcm.shape[1], device=pcm.device)[None] < samples[:, None])

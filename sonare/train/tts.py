@@ -55,6 +55,7 @@ class TTSTrainConfig:
     # Sentences per step the default voice speaks from fresh text (`FreshTexts`) in its own durations for the
     # critic, beside the training clips; their loss ("heard_fresh") is weighted by `asr_weight` too. 0: none.
     asr_fresh_texts: int = 0
+    asr_hold_aperiodicity: bool = False  # the critic moves the envelope alone (F0 is always held)
     val_fraction: float = 0.03
     val_every: int = 1000
     checkpoint_every: int = 250
@@ -246,7 +247,7 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
     # A model grown past its checkpoint has parameters the saved optimizer never saw: it starts afresh.
     if ckpt is not None and "optimizer" in ckpt and model.cfg.to_dict() == ckpt["model_config"]:
         opt.load_state_dict(ckpt["optimizer"])
-    critic = RecogniserLoss(cfg.asr_critic, cfg.device) if cfg.asr_critic else None
+    critic = RecogniserLoss(cfg.asr_critic, cfg.device, cfg.asr_hold_aperiodicity) if cfg.asr_critic else None
     fresh = None
     if critic is not None and cfg.asr_fresh_texts:
         fresh = FreshTexts({e.text for e in examples}, cfg.asr_fresh_texts, seed=cfg.seed + step)
