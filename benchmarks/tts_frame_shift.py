@@ -19,7 +19,7 @@ from sonare.tts.acoustic import N_ENV
 
 
 def main() -> None:
-    from sonare.train.intelligibility import FreshTexts
+    from sonare.train.intelligibility import FreshTexts, rounded_durations
     from sonare.train.tts import resumed_model
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -37,7 +37,7 @@ def main() -> None:
     speaker_ids = torch.full((len(ids),), ckpts[0]["speakers"][args.speaker])
     with torch.no_grad():
         h = first.encode(ids, first.speakers(speaker_ids))
-        durations = torch.expm1(first.durations(h)).clamp(min=0).round().long() * (ids != 0)
+        durations = rounded_durations(first, h, ids)
         n = int(durations.sum(1).max())
         a = first.denormalize(first.decode_aligned(h, first.speakers(speaker_ids), durations, n))
         h2 = second.encode(ids, second.speakers(speaker_ids))

@@ -8,7 +8,8 @@ envelope and aperiodicity toward frames the words can be read from. Our own reco
 the voice is judged only by independent evaluators (Whisper, DNSMOS), never by this loss.
 
 F0 is held (detached): a change of F0 shifts the phase of every sample after it, a gradient with no local
-meaning. Voicing is the model's own decision, as at inference.
+meaning. Voicing is the model's own decision, as at inference. The aperiodicity can be held too
+(`hold_aperiodicity`), so that the loss moves the envelope alone.
 
 The recogniser was trained on the corpus the voice learns from, so it reads those clips' words from memory as much
 as from the frames (held-back clips' loss is about three times the training clips'). `FreshTexts` gives it
@@ -125,6 +126,11 @@ def spoken_freely(model: TTSModel, ids: Tensor, speaker_ids: Tensor) -> tuple[Te
     decoder; the rounded durations carry none."""
     speaker = model.speakers(speaker_ids)
     h = model.encode(ids, speaker)
-    durations = torch.expm1(model.durations(h).detach()).clamp(min=0).round().long() * (ids != 0)
+    durations = rounded_durations(model, h, ids)
     lengths = durations.sum(1).clamp(min=1)
     return model.decode_aligned(h, speaker, durations, int(lengths.max())), lengths
+
+
+def rounded_durations(model: TTSModel, h: Tensor, ids: Tensor) -> Tensor:
+    """Encoder outputs h (B, N, d_text) of ids (B, N) -> whole frames per id (B, N), 0 for padding."""
+    return torch.expm1(model.durations(h).detach()).clamp(min=0).round().long() * (ids != 0)
