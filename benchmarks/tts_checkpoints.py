@@ -5,7 +5,9 @@
         checkpoints/tts-joe-more.pt
 
 The clips are the recipe's validation set (`sonare.train.tts.validation_set`), their frames measured into the
-recipe's run directory as training would. A recipe with a recogniser (`asr_critic`) reports what it hears too.
+recipe's run directory as training would. A recipe with a recogniser (`asr_critic`) reports what it hears too,
+and one with `asr_fresh_texts` also what it hears of 64 fresh sentences (the same for every checkpoint) spoken
+by the default voice in its own durations ("heard_fresh").
 """
 
 from __future__ import annotations
@@ -14,10 +16,19 @@ import argparse
 
 import torch
 
+FRESH_SEED = 12345  # the same sentences for every checkpoint: none a corpus clip speaks (a run may have drawn some)
+
 
 def main() -> None:
-    from sonare.train.intelligibility import RecogniserLoss
-    from sonare.train.tts import TTSTrainConfig, recipe_examples, validation_loss, validation_set
+    from sonare.train.intelligibility import FreshTexts, RecogniserLoss
+    from sonare.train.tts import (
+        TTSTrainConfig,
+        default_speaker,
+        fresh_text_loss,
+        recipe_examples,
+        validation_loss,
+        validation_set,
+    )
     from sonare.tts.model import TTSConfig, TTSModel
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -36,6 +47,13 @@ def main() -> None:
         model = TTSModel(TTSConfig(**ckpt["model_config"]))
         model.load_state_dict(ckpt["model"])
         parts = validation_loss(model, val_set, ckpt["speakers"], cfg, critic)
+        if critic is not None and cfg.asr_fresh_texts:
+            model.eval()
+            fresh = FreshTexts({e.text for e in examples}, per_step=8, seed=FRESH_SEED)
+            speaker = default_speaker(cfg, ckpt["speakers"])
+            with torch.no_grad():
+                draws = [fresh_text_loss(model, fresh, speaker, critic, "cpu").item() for _ in range(8)]
+            parts["heard_fresh"] = sum(draws) / len(draws)
         print(f"{path}  step {ckpt['step']}  " + "  ".join(f"{k} {v:.4f}" for k, v in parts.items()))
 
 

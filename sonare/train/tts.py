@@ -183,7 +183,8 @@ def fresh_text_loss(
     return critic(model.denormalize(frames), lengths, targets.to(device), target_lengths.to(device))
 
 
-def _default_speaker(cfg: TTSTrainConfig, speakers: dict[str, int]) -> int:
+def default_speaker(cfg: TTSTrainConfig, speakers: dict[str, int]) -> int:
+    """The speaker-table row of the recipe's default voice."""
     name = cfg.voices.get(cfg.default_voice, {}).get("speaker", cfg.default_voice)
     if name not in speakers:
         raise SystemExit(f"asr_fresh_texts needs the default voice's speaker in the corpus; {name!r} is not")
@@ -251,7 +252,7 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
     fresh = None
     if critic is not None and cfg.asr_fresh_texts:
         fresh = FreshTexts({e.text for e in examples}, cfg.asr_fresh_texts, seed=cfg.seed + step)
-        fresh_speaker = _default_speaker(cfg, speakers)
+        fresh_speaker = default_speaker(cfg, speakers)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"TTS: {len(train_set)} train / {len(val_set)} val utterances, {len(speakers)} speakers, {n_params:,} params")
 
