@@ -52,7 +52,7 @@ def main() -> None:
             fresh = FreshTexts({e.text for e in examples}, per_step=8, seed=FRESH_SEED)
             speaker = default_speaker(cfg, ckpt["speakers"])
             with torch.no_grad():
-                draws = [fresh_text_loss(model, fresh, speaker, critic, "cpu").item() for _ in range(8)]
+                draws = [fresh_text_loss(model, fresh, speaker, critic).item() for _ in range(8)]
             parts["heard_fresh"] = sum(draws) / len(draws)
         print(f"{path}  step {ckpt['step']}  " + "  ".join(f"{k} {v:.4f}" for k, v in parts.items()))
 

@@ -116,10 +116,15 @@ def test_speaking_freely_takes_the_predicted_durations_and_ignores_padding():
 def test_the_fresh_text_loss_trains_the_encoder_and_decoder_not_the_durations():
     model = tiny_model()
     fresh = FreshTexts(set(), per_step=2, seed=0, pool=20)
-    loss = fresh_text_loss(model, fresh, speaker=1, critic=RecogniserLoss(SHIPPED_STT), device="cpu")
+    loss = fresh_text_loss(model, fresh, speaker=1, critic=RecogniserLoss(SHIPPED_STT))
     assert loss.item() > 0
     loss.backward()
     assert all(p.grad is None for p in model.durations.parameters())
     assert model.speakers.weight.grad[1].abs().sum() > 0 and model.speakers.weight.grad[0].eq(0).all()
     assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.decoder.out.parameters())
     assert model.encoder.embed.weight.grad.abs().sum() > 0
+
+
+def test_a_recipe_with_fresh_sentences_but_no_critic_is_refused():
+    with pytest.raises(SystemExit, match="asr_critic"):
+        TTSTrainConfig(manifests=["corpus/manifest.jsonl"], asr_fresh_texts=4)

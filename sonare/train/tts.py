@@ -74,6 +74,10 @@ class TTSTrainConfig:
     # training continues across machines that do not share run_dir.
     resume_from: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.asr_fresh_texts and not self.asr_critic:
+            raise SystemExit("asr_fresh_texts needs asr_critic: fresh sentences are heard by the critic")
+
     @staticmethod
     def load(path: str | os.PathLike) -> TTSTrainConfig:
         return TTSTrainConfig(**read_recipe(path))
@@ -173,10 +177,9 @@ def losses(
     return {"loss": total, **parts}
 
 
-def fresh_text_loss(
-    model: TTSModel, fresh: FreshTexts, speaker: int, critic: RecogniserLoss, device: str
-) -> torch.Tensor:
+def fresh_text_loss(model: TTSModel, fresh: FreshTexts, speaker: int, critic: RecogniserLoss) -> torch.Tensor:
     """The critic's loss on a draw of fresh sentences spoken by speaker row `speaker`."""
+    device = next(model.parameters()).device
     ids, texts = fresh.draw()
     frames, lengths = spoken_freely(model, ids.to(device), torch.full((len(ids),), speaker, device=device))
     targets, target_lengths = text_targets(texts)
@@ -187,7 +190,7 @@ def default_speaker(cfg: TTSTrainConfig, speakers: dict[str, int]) -> int:
     """The speaker-table row of the recipe's default voice."""
     name = cfg.voices.get(cfg.default_voice, {}).get("speaker", cfg.default_voice)
     if name not in speakers:
-        raise SystemExit(f"asr_fresh_texts needs the default voice's speaker in the corpus; {name!r} is not")
+        raise SystemExit(f"the default voice's speaker {name!r} is not in the corpus")
     return speakers[name]
 
 
@@ -250,7 +253,7 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
         opt.load_state_dict(ckpt["optimizer"])
     critic = RecogniserLoss(cfg.asr_critic, cfg.device, cfg.asr_hold_aperiodicity) if cfg.asr_critic else None
     fresh = None
-    if critic is not None and cfg.asr_fresh_texts:
+    if cfg.asr_fresh_texts:
         fresh = FreshTexts({e.text for e in examples}, cfg.asr_fresh_texts, seed=cfg.seed + step)
         fresh_speaker = default_speaker(cfg, speakers)
     n_params = sum(p.numel() for p in model.parameters())
@@ -271,7 +274,7 @@ def train(cfg: TTSTrainConfig, progress: bool = True) -> Path:
             group["lr"] = lr
         parts = losses(model, batch, cfg, critic)
         if fresh is not None:
-            parts["heard_fresh"] = fresh_text_loss(model, fresh, fresh_speaker, critic, cfg.device)
+            parts["heard_fresh"] = fresh_text_loss(model, fresh, fresh_speaker, critic)
             parts["loss"] = parts["loss"] + cfg.asr_weight * parts["heard_fresh"]
         opt.zero_grad(set_to_none=True)
         parts["loss"].backward()
