@@ -3,12 +3,13 @@
 Each candidate is the default voice adapted by a speaker transform (pitch shift in semitones, pitch range
 factor, formant ratio), composed with the default voice's calibration exactly as the export does
 (`sonare.train.tts._shipped_voices`). Every candidate and the default voice speak the same held-out sentences
-(the first N of `sonare eval tts`'s, normalized); the table gives each one's mean DNSMOS overall and its paired
-difference from the default voice (mean and standard error over sentences), so a transform's cost in
-naturalness is read against the voice it starts from rather than against run-to-run drift.
+(`sonare eval tts`'s list, normalized, from its sentence `--skip` on: choosing on sentences after those an
+evaluation reports keeps the choice from being fitted to them); the table gives each one's mean DNSMOS overall
+and its paired difference from the default voice (mean and standard error over sentences), so a transform's cost
+in naturalness is read against the voice it starts from rather than against run-to-run drift.
 
     python benchmarks/tts_voice_transforms.py --sentences 40 --candidate brook=3.6,0.83,1.12 \
-        --candidate brook-mild=2.5,0.83,1.08 [--model-dir DIR]
+        --candidate brook-mild=2.5,0.83,1.08 [--skip 400] [--model-dir DIR]
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sentences", type=int, default=40)
     ap.add_argument("--candidate", action="append", type=_candidate, default=[], help="NAME=SEMITONES,RANGE,FORMANT")
+    ap.add_argument("--skip", type=int, default=0, help="leave out the evaluation's first SKIP sentences")
     ap.add_argument("--model-dir", default=os.environ.get("SONARE_TTS_DIR"))
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
@@ -54,7 +56,9 @@ def main() -> None:
     for name, transform in args.candidate:
         voices[name] = np.concatenate([speaker, compose(calibration, from_transform(pivot, **transform))])
 
-    sentences = [normalize(s) for s in generate_sentences(args.sentences, seed=0, split="heldout")]
+    sentences = [normalize(s) for s in generate_sentences(args.skip + args.sentences, seed=0, split="heldout")][
+        args.skip :
+    ]
     scores = {}
     for name, embedding in voices.items():
         options = SynthesisOptions(VoiceSpec(embedding=tuple(float(x) for x in embedding)))
@@ -62,7 +66,10 @@ def main() -> None:
         print(f"{name}: {scores[name].mean():.3f}", flush=True)
 
     reference = scores[default["id"]]
-    print(f"\n{len(sentences)} held-out sentences, DNSMOS overall (paired difference from {default['id']})")
+    print(
+        f"\n{len(sentences)} held-out sentences after the first {args.skip}, DNSMOS overall "
+        f"(paired difference from {default['id']})"
+    )
     print("| voice | transform | DNSMOS | difference | standard error |")
     print("|---|---|---:|---:|---:|")
     transforms = dict(args.candidate)
