@@ -56,9 +56,8 @@ def main() -> None:
     for name, transform in args.candidate:
         voices[name] = np.concatenate([speaker, compose(calibration, from_transform(pivot, **transform))])
 
-    sentences = [normalize(s) for s in generate_sentences(args.skip + args.sentences, seed=0, split="heldout")][
-        args.skip :
-    ]
+    listed = generate_sentences(args.skip + args.sentences, seed=0, split="heldout")  # `sonare eval tts`'s list
+    sentences = [normalize(s) for s in listed[args.skip :]]
     scores = {}
     for name, embedding in voices.items():
         options = SynthesisOptions(VoiceSpec(embedding=tuple(float(x) for x in embedding)))
