@@ -47,7 +47,7 @@ def main() -> None:
         model = TTSModel(TTSConfig(**ckpt["model_config"]))
         model.load_state_dict(ckpt["model"])
         parts = validation_loss(model, val_set, ckpt["speakers"], cfg, critic)
-        if critic is not None and cfg.asr_fresh_texts:
+        if cfg.asr_fresh_texts:  # a recipe with fresh sentences has a critic (TTSTrainConfig refuses one without)
             model.eval()
             fresh = FreshTexts({e.text for e in examples}, per_step=8, seed=FRESH_SEED)
             speaker = default_speaker(cfg, ckpt["speakers"])
