@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from sonare.text.sentences import canonical, generate_sentences, split_of
+from sonare.text.sentences import canonical, generate_sentences, lone_words, split_of
 
 
 def test_deterministic_and_extendable() -> None:
@@ -69,6 +69,11 @@ def test_words_are_lone_content_words_with_the_same_split() -> None:
     assert not {"The.", "And.", "Which."} & set(words)
     heldout = generate_sentences(100, seed=5, split="heldout", style="words")
     assert all(split_of(w) == "heldout" for w in heldout) and not set(heldout) & set(words)
+
+
+def test_lone_words_skip_names_function_words_and_joined_words() -> None:
+    sentence = "Anna said the well-known cat sat on a mat, and the cat's tail twitched."
+    assert lone_words(sentence) == ["cat", "sat", "mat", "tail", "twitched"]
 
 
 def test_bad_split_or_style_rejected() -> None:

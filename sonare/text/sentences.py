@@ -112,10 +112,15 @@ def _answer(rng: random.Random) -> str:
     return answer[0].upper() + answer[1:]
 
 
+def lone_words(sentence: str) -> list[str]:
+    """The words of `sentence` that the "words" style may say alone, in order (repeats kept)."""
+    return [w for w in _LONE_WORD.findall(sentence) if w not in _FUNCTION_WORDS]
+
+
 def _lone_word(rng: random.Random) -> str:
     # A word of a random example sentence, so a word comes as often as the examples use it.
     while True:
-        words = [w for w in _LONE_WORD.findall(rng.choice(corpus_sentences())) if w not in _FUNCTION_WORDS]
+        words = lone_words(rng.choice(corpus_sentences()))
         if words:
             return rng.choice(words).capitalize() + "."
 
