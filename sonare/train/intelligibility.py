@@ -26,7 +26,6 @@ import os
 import random
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 from sonare.audio.features import SAMPLE_RATE as STT_RATE
@@ -88,17 +87,7 @@ class RecogniserLoss:
         )
         mel = mel[:, : int(heard.max()) * SUBSAMPLING]
         logits, _, _ = self.model(mel, lengths=heard)  # (B, L·R, V)
-        spellable = target_lengths > 0
-        if not spellable.any():
-            return logits.sum() * 0.0
-        logp = F.log_softmax(logits[spellable], dim=-1).transpose(0, 1)
-        return F.ctc_loss(
-            logp,
-            targets[spellable],
-            heard[spellable] * self.model.cfg.ctc_per_frame,
-            target_lengths[spellable],
-            zero_infinity=True,
-        )
+        return self.model.ctc_loss(logits, heard, targets, target_lengths)
 
 
 class FreshTexts:

@@ -283,13 +283,7 @@ def losses(
 ) -> dict[str, torch.Tensor]:
     h, _ = model.encode(batch["mel"], lengths=batch["lengths"])
     ctc_logits, turn_logits = model.ctc_logits(h), model.turn(h)
-    has_text = batch["target_lengths"] > 0
-    if has_text.any():
-        logp = F.log_softmax(ctc_logits[has_text], dim=-1).transpose(0, 1)  # (L·R, B', V)
-        ctc_lengths = batch["lengths"][has_text] * model.cfg.ctc_per_frame
-        ctc = F.ctc_loss(logp, batch["targets"], ctc_lengths, batch["target_lengths"][has_text], zero_infinity=True)
-    else:
-        ctc = ctc_logits.sum() * 0.0
+    ctc = model.ctc_loss(ctc_logits, batch["lengths"], batch["targets"], batch["target_lengths"])
     valid = valid_frames(batch, turn_logits.shape[1])
     end = _masked_bce(turn_logits[..., TURN_END], batch["end"], valid)
     speech = _masked_bce(turn_logits[..., TURN_SPEECH], batch["speech"], valid)
