@@ -25,6 +25,15 @@ def test_whisper_tiny_transcribes_synthesized_speech(tiny, speech):
     assert utterance_errors(SENTENCE, hypothesis).wer <= 0.2, hypothesis
 
 
+def test_timed_words_are_the_transcript_placed_where_the_speech_is(tiny, speech):
+    audio, rate = speech
+    padded = np.concatenate([np.zeros(rate, np.float32), audio, np.zeros(rate, np.float32)])
+    words = tiny.timed_words(padded, rate)
+    assert utterance_errors(SENTENCE, " ".join(word for word, _, _ in words)).wer <= 0.2, words
+    assert all(0.5 <= start <= end <= 1.5 + len(audio) / rate for _, start, end in words), words
+    assert [start for _, start, _ in words] == sorted(start for _, start, _ in words)
+
+
 def test_silence_transcribes_to_little_or_nothing(tiny):
     assert len(tiny.transcribe(np.zeros(16000 * 2, dtype=np.float32), 16000).split()) <= 2
 

@@ -26,6 +26,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stats.add_argument("corpus", nargs="?", default="corpus/default")
     stats.set_defaults(handler=_stats)
 
+    label = sub.add_parser("label", help="transcribe untranscribed recordings where two Whisper models agree")
+    label.add_argument("recordings", help="a folder with one folder of audio clips per voice")
+    label.add_argument("--out", required=True, help="where to write the transcribed dataset (LJSpeech layout)")
+    label.add_argument("--threads", type=int, default=2)
+    label.set_defaults(handler=_label)
+
     features = sub.add_parser("features", help="cache STT log-mel features for a built corpus")
     features.add_argument("corpus", nargs="?", default="corpus/default")
     features.set_defaults(handler=_features)
@@ -57,6 +63,14 @@ def _stats(args: argparse.Namespace) -> int:
     from sonare.data.stats import corpus_stats
 
     print(corpus_stats(args.corpus))
+    return 0
+
+
+def _label(args: argparse.Namespace) -> int:
+    from sonare.data.pseudolabel import label
+
+    kept, clips, seconds = label(args.recordings, args.out, threads=args.threads)
+    print(f"{kept} of {clips} clips kept ({seconds / 60:.1f} min) -> {args.out}")
     return 0
 
 

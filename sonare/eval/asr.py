@@ -118,3 +118,18 @@ class WhisperTranscriber:
             max_new_tokens=min(MAX_TOKENS, MIN_TOKENS + math.ceil(TOKENS_PER_SECOND * samples.size / WHISPER_RATE)),
         )
         return " ".join(segment.text.strip() for segment in segments).strip()
+
+    def timed_words(self, audio: np.ndarray, sample_rate: int) -> list[tuple[str, float, float]]:
+        """(word, start s, end s) for every word read, as `transcribe` reads it, timed by Whisper's alignment."""
+        samples = resample(audio, sample_rate, WHISPER_RATE)
+        segments, _info = self._model.transcribe(
+            samples,
+            language="en",
+            beam_size=self.beam_size,
+            temperature=0.0,
+            condition_on_previous_text=False,
+            vad_filter=False,
+            word_timestamps=True,
+            max_new_tokens=min(MAX_TOKENS, MIN_TOKENS + math.ceil(TOKENS_PER_SECOND * samples.size / WHISPER_RATE)),
+        )
+        return [(word.word.strip(), word.start, word.end) for segment in segments for word in segment.words or []]
