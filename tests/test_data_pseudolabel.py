@@ -99,3 +99,11 @@ def test_packs_fill_one_window_and_never_mix_voices(tmp_path):
     assert [[f.stem for _, f, _ in p] for p in packs] == [["0", "1"], ["2", "3"], ["0"]]
     assert all({v for v, _, _ in p} == {p[0][0]} for p in packs)
     assert all(sum(len(a) / RATE + pseudolabel.GAP_SECONDS for _, _, a in p) <= WINDOW_SECONDS for p in packs)
+
+
+def test_a_folder_without_voice_folders_of_audio_is_a_clear_error(tmp_path, readers):
+    (tmp_path / "flat.wav").write_bytes(b"")
+    with pytest.raises(ValueError, match="one folder per voice"):
+        label(tmp_path, tmp_path / "out")
+    with pytest.raises(ValueError, match="one folder per voice"):
+        label(tmp_path / "missing", tmp_path / "out")

@@ -69,7 +69,10 @@ def _stats(args: argparse.Namespace) -> int:
 def _label(args: argparse.Namespace) -> int:
     from sonare.data.pseudolabel import label
 
-    kept, clips, seconds = label(args.recordings, args.out, threads=args.threads)
+    try:
+        kept, clips, seconds = label(args.recordings, args.out, threads=args.threads)
+    except ValueError as exc:
+        raise SystemExit(f"error: {exc}") from exc
     print(f"{kept} of {clips} clips kept ({seconds / 60:.1f} min) -> {args.out}")
     return 0
 

@@ -58,13 +58,12 @@ def agreed(readings: dict[str, str]) -> str | None:
 
 
 def _clips(in_dir: Path) -> list[tuple[str, Path]]:
-    """(voice, file) for every audio file one folder down, in name order."""
-    return [
-        (folder.name, file)
-        for folder in sorted(p for p in in_dir.iterdir() if p.is_dir())
-        for file in sorted(folder.iterdir())
-        if file.suffix.lower() in AUDIO_SUFFIXES
-    ]
+    """(voice, file) for every audio file one folder down, in name order; ValueError when there are none."""
+    folders = sorted(p for p in in_dir.iterdir() if p.is_dir()) if in_dir.is_dir() else []
+    clips = [(f.name, file) for f in folders for file in sorted(f.iterdir()) if file.suffix.lower() in AUDIO_SUFFIXES]
+    if not clips:
+        raise ValueError(f"{in_dir}: no audio clips in a folder directly under it (one folder per voice)")
+    return clips
 
 
 def _packs(clips: list[tuple[str, Path]]) -> Iterator[list[tuple[str, Path, np.ndarray]]]:
@@ -110,12 +109,12 @@ def _read_pack(
 def label(in_dir: str | Path, out_dir: str | Path, threads: int = 2) -> tuple[int, int, float]:
     """Transcribe every clip (resuming), write the agreed ones; returns (kept, clips, kept seconds)."""
     src, out = Path(in_dir), Path(out_dir)
+    clips = _clips(src)
     out.mkdir(parents=True, exist_ok=True)
     log = out / TRANSCRIPTS
     done = {}
     if log.exists():
         done = {(r["voice"], r["clip"]): r for r in map(json.loads, log.read_text().splitlines())}
-    clips = _clips(src)
     todo = [(voice, file) for voice, file in clips if (voice, file.stem) not in done]
     if todo:
         readers = {name: WhisperTranscriber(name, cpu_threads=threads) for name in READERS}
