@@ -28,6 +28,7 @@ from sonare.text.phonemes import TIE, Word, phonemize
 
 BASE_VOICES = ("jf_alpha", "jf_gongitsune", "jf_nezumi", "jf_tebukuro", "jm_kumo")
 SAMPLE_RATE = 24000
+DEFAULT_ACCENT = "en-us"  # a voice named without "@accent" reads American English
 _MODEL_PARTS = 4
 _MAX_TOKENS = 510  # the style tables' length; longer texts are rendered in runs of whole clauses
 
@@ -58,7 +59,7 @@ def _kokoro_phoneme(phoneme: str) -> str:
     return phoneme.replace(TIE, "").replace("ː", "")
 
 
-def kokoro_phonemes(text: str, accent: str = "en-us") -> list[str]:
+def kokoro_phonemes(text: str, accent: str = DEFAULT_ACCENT) -> list[str]:
     """Kokoro's phoneme strings for `text` in `accent` (one of espeak-ng's English languages): one, unless it is
     longer than Kokoro takes, then runs of whole clauses (a clause ends at punctuation), each short enough. A
     clause too long on its own is refused: cut, its audio would miss words that its transcript has."""
@@ -124,7 +125,7 @@ class KokoroTeacher:
         speaker, _, accent = voice.partition("@")
         table = self._style_table(speaker)
         pieces = []
-        for run in kokoro_phonemes(text, accent or "en-us"):
+        for run in kokoro_phonemes(text, accent or DEFAULT_ACCENT):
             tokens = [self._vocab[c] for c in run if c in self._vocab]
             if not tokens:
                 continue
