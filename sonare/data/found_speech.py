@@ -129,7 +129,7 @@ def collect(out_dir: str | Path, root: str | Path = "/") -> dict[str, int]:
         for member, data in _members(location, source.pattern):
             try:
                 audio, rate = load_audio(io.BytesIO(data))
-            except Exception as error:  # a file libsndfile cannot read is not speech we can use
+            except RuntimeError as error:  # libsndfile cannot read it (soundfile.LibsndfileError)
                 print(f"skipping {source.package}:{member}: {error}")
                 continue
             if len(audio) > MAX_SECONDS * rate:
