@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -106,21 +107,14 @@ class WhisperTranscriber:
         )
 
     def transcribe(self, audio: np.ndarray, sample_rate: int) -> str:
-        samples = resample(audio, sample_rate, WHISPER_RATE)
-        segments, _info = self._model.transcribe(
-            samples,
-            language="en",
-            beam_size=self.beam_size,
-            temperature=0.0,
-            condition_on_previous_text=False,
-            vad_filter=False,
-            without_timestamps=True,
-            max_new_tokens=min(MAX_TOKENS, MIN_TOKENS + math.ceil(TOKENS_PER_SECOND * samples.size / WHISPER_RATE)),
-        )
-        return " ".join(segment.text.strip() for segment in segments).strip()
+        return " ".join(segment.text.strip() for segment in self._segments(audio, sample_rate, timed=False)).strip()
 
     def timed_words(self, audio: np.ndarray, sample_rate: int) -> list[tuple[str, float, float]]:
         """(word, start s, end s) for every word read, as `transcribe` reads it, timed by Whisper's alignment."""
+        segments = self._segments(audio, sample_rate, timed=True)
+        return [(word.word.strip(), word.start, word.end) for segment in segments for word in segment.words or []]
+
+    def _segments(self, audio: np.ndarray, sample_rate: int, timed: bool) -> Iterator:
         samples = resample(audio, sample_rate, WHISPER_RATE)
         segments, _info = self._model.transcribe(
             samples,
@@ -129,7 +123,8 @@ class WhisperTranscriber:
             temperature=0.0,
             condition_on_previous_text=False,
             vad_filter=False,
-            word_timestamps=True,
+            without_timestamps=not timed,
+            word_timestamps=timed,
             max_new_tokens=min(MAX_TOKENS, MIN_TOKENS + math.ceil(TOKENS_PER_SECOND * samples.size / WHISPER_RATE)),
         )
-        return [(word.word.strip(), word.start, word.end) for segment in segments for word in segment.words or []]
+        return segments
