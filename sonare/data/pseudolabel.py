@@ -89,6 +89,8 @@ def _read_pack(
 
     Whisper's encoder costs the same for one word as for 30 s, so reading a window of clips at once is many
     times faster than one by one; a word belongs to the clip its middle falls in (gaps split halfway)."""
+    if not pack:
+        return []
     gap = np.zeros(int(GAP_SECONDS * WHISPER_RATE), np.float32)
     pieces, bounds, t = [gap[: len(gap) // 2]], [], GAP_SECONDS / 2
     for _voice, _file, audio in pack:
@@ -96,7 +98,7 @@ def _read_pack(
         pieces += [audio, gap]
         t += len(audio) / WHISPER_RATE + GAP_SECONDS
     recording = np.concatenate(pieces)
-    readings: list[dict[str, str]] = [dict.fromkeys(readers, "") for _ in pack]
+    readings: list[dict[str, str]] = [{} for _ in pack]
     for name, reader in readers.items():
         said: list[list[str]] = [[] for _ in pack]
         for word, start, end in reader.timed_words(recording, WHISPER_RATE):
@@ -121,11 +123,7 @@ def label(in_dir: str | Path, out_dir: str | Path, threads: int = 2) -> tuple[in
         with log.open("a") as f, tqdm(total=len(todo), desc="transcribing", unit="clip") as bar:
             for pack in _packs(todo):
                 audible = [clip for clip in pack if len(clip[2]) >= MIN_SECONDS * WHISPER_RATE]
-                heard = (
-                    dict(zip([file for _, file, _ in audible], _read_pack(readers, audible), strict=True))
-                    if audible
-                    else {}
-                )
+                heard = dict(zip([file for _, file, _ in audible], _read_pack(readers, audible), strict=True))
                 for voice, file, audio in pack:
                     readings = heard.get(file, dict.fromkeys(READERS, ""))
                     record = {"voice": voice, "clip": file.stem, "seconds": round(len(audio) / WHISPER_RATE, 3)}
