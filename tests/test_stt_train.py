@@ -94,6 +94,21 @@ def test_a_model_grows_deeper_without_changing_what_it_computes(tmp_path):
         assert torch.allclose(small(mel)[0], deeper(mel)[0], atol=1e-6)
 
 
+def test_a_continuation_sets_its_own_dropout_without_changing_what_the_model_reads(tmp_path):
+    from sonare.train.stt import initial_weights
+
+    small = _saved_small_model(tmp_path / "best.pt")
+    regularised, _ = initial_weights(str(tmp_path / "best.pt"), {"block_dropout": 0.3, "dropout": 0.0})
+    assert (regularised.cfg.block_dropout, regularised.cfg.dropout) == (0.3, 0.0)
+    mel = torch.randn(2, 80, 80)
+    with torch.no_grad():
+        read = small(mel)[0]
+        assert torch.allclose(read, regularised.eval()(mel)[0], atol=1e-6)
+    torch.manual_seed(1)
+    trained = regularised.train()(mel)[0]  # with gradients, as in training: block outputs dropped
+    assert not torch.allclose(read, trained.detach(), atol=1e-3)
+
+
 def test_a_run_from_an_export_trains_and_validates_unrounded_weights(tmp_path):
     """The inference loader rounds the encoder's projections to int8 (sonare.ssm.cpu_step); a run that starts from
     an export must not, or its validation would read other weights than a resumed run's."""

@@ -22,18 +22,19 @@ def _compiled_inference(x: Tensor) -> bool:
 
 
 class SSMBlock(nn.Module):
-    """x + Mamba2(RMSNorm(x))."""
+    """x + Mamba2(RMSNorm(x)); in training, the mixer's output dropped out at rate `dropout` (0: never)."""
 
-    def __init__(self, cfg: Mamba2Config):
+    def __init__(self, cfg: Mamba2Config, dropout: float = 0.0):
         super().__init__()
         self.norm = RMSNorm(cfg.d_model)
         self.mixer = Mamba2(cfg)
+        self.dropout = nn.Dropout(dropout)
 
     def forward(
         self, x: Tensor, state: BatchState | None = None, lengths: Tensor | None = None
     ) -> tuple[Tensor, BatchState]:
         y, state = self.mixer(self.norm(x), state, lengths)
-        return x + y, state
+        return x + self.dropout(y), state
 
     def step(self, x: Tensor, state: BatchState) -> tuple[Tensor, BatchState]:
         y, state = self.mixer.step(self.norm(x), state)
@@ -41,12 +42,13 @@ class SSMBlock(nn.Module):
 
 
 class SSMStack(nn.Module):
-    """n_layers SSM blocks and a final norm. Input and output: (B, L, D), or (B, D) for `step`."""
+    """n_layers SSM blocks and a final norm. Input and output: (B, L, D), or (B, D) for `step`. `dropout` is each
+    block's residual dropout in training."""
 
-    def __init__(self, cfg: Mamba2Config, n_layers: int):
+    def __init__(self, cfg: Mamba2Config, n_layers: int, dropout: float = 0.0):
         super().__init__()
         self.cfg = cfg
-        self.layers = nn.ModuleList(SSMBlock(cfg) for _ in range(n_layers))
+        self.layers = nn.ModuleList(SSMBlock(cfg, dropout) for _ in range(n_layers))
         self.norm = RMSNorm(cfg.d_model)
         # Whether CPU inference multiplies by int8 roundings of the blocks' projections (sonare.ssm.cpu_step):
         # the STT loader turns it on; training and the PyTorch path never round.

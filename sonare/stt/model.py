@@ -61,7 +61,8 @@ class STTConfig:
     head_dim: int = 32
     expand: int = 2
     chunk_size: int = 16  # SSD chunk: streaming steps are short, and 16 also trains fastest on CPU
-    dropout: float = 0.1
+    dropout: float = 0.1  # on the subsampled features, in training
+    block_dropout: float = 0.0  # on each encoder block's output before its residual sum, in training
     ctc_per_frame: int = 1  # R: CTC frames per encoder frame
     vocab_size: int = VOCAB_SIZE
     n_mels: int = N_MELS
@@ -132,7 +133,7 @@ class STTModel(nn.Module):
         self.register_buffer("feat_std", torch.ones(cfg.n_mels))
         self.subsample = Subsampler(cfg)
         self.dropout = nn.Dropout(cfg.dropout)
-        self.encoder = SSMStack(cfg.ssm_config(), cfg.n_layers)
+        self.encoder = SSMStack(cfg.ssm_config(), cfg.n_layers, cfg.block_dropout)
         self.ctc = nn.Linear(cfg.d_model, cfg.vocab_size * cfg.ctc_per_frame)
         self.turn = nn.Linear(cfg.d_model, 2)
 

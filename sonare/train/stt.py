@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from sonare.stt.beam import BeamDecoder
 
 IGNORE = -100  # frame without a phoneme label
+TRAINING_ONLY_FIELDS = ("dropout", "block_dropout")  # STTConfig fields a continuation may change
 EAGER_FALSE_CUTOFF = 0.2  # an eager end is a speculative hint: it may be wrong more often than an end
 LOG_POWER_PER_DB = math.log(10) / 10  # log-mel frames hold natural-log power: a gain of g dB adds g * this
 
@@ -388,6 +389,12 @@ def initial_weights(source: str, model_overrides: dict) -> tuple[STTModel, dict 
         saved = torch.load(source, map_location="cpu", weights_only=False)
         start, phone_head = STTModel(STTConfig(**saved["model_config"])), saved.get("phone_head")
         start.load_state_dict(saved["model"])
+    # Dropout rates hold no weights: a recipe sets them for its own run whatever the source trained with.
+    rates = {k: model_overrides[k] for k in TRAINING_ONLY_FIELDS if k in model_overrides}
+    if rates:
+        weights = start.state_dict()
+        start = STTModel(replace(start.cfg, **rates))
+        start.load_state_dict(weights)
     n_layers = model_overrides.get("n_layers", start.cfg.n_layers)
     per = model_overrides.get("ctc_per_frame", start.cfg.ctc_per_frame)
     if (n_layers, per) == (start.cfg.n_layers, start.cfg.ctc_per_frame):
