@@ -71,7 +71,7 @@ def _label(args: argparse.Namespace) -> int:
 
     try:
         kept, clips, seconds = label(args.recordings, args.out, threads=args.threads)
-    except ValueError as exc:
+    except (ValueError, RuntimeError) as exc:  # no clips; Whisper's weights not installed
         raise SystemExit(f"error: {exc}") from exc
     print(f"{kept} of {clips} clips kept ({seconds / 60:.1f} min) -> {args.out}")
     return 0
