@@ -23,13 +23,13 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import io
-import re
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from sonare.audio.io import load_audio, save_audio
+from sonare.data.recordings import safe_name
 
 # Clips longer than this are whole scenes (codec2's minute-long radio recordings): too long to train on.
 MAX_SECONDS = 20.0
@@ -111,10 +111,6 @@ def _members(location: Path, pattern: str) -> Iterator[tuple[str, bytes]]:
                 yield member, file.read_bytes()
 
 
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_-]", "_", name).strip("_") or "x"
-
-
 def collect(out_dir: str | Path, root: str | Path = "/") -> dict[str, int]:
     """Write every source's clips as `out_dir/<package>-<voice>/<clip>.wav`; returns clips per package.
 
@@ -134,8 +130,12 @@ def collect(out_dir: str | Path, root: str | Path = "/") -> dict[str, int]:
                 continue
             if len(audio) > MAX_SECONDS * rate:
                 continue
-            voice = _safe(f"{source.package.removesuffix('-data')}-{source.voice(member)}")
-            save_audio(out / voice / f"{_safe(member.removesuffix(Path(member).suffix))}.wav", audio, rate)
+            voice = safe_name(f"{source.package.removesuffix('-data')}-{source.voice(member)}")
+            save_audio(
+                out / voice / f"{safe_name(member.removesuffix(Path(member).suffix).replace('/', '_'))}.wav",
+                audio,
+                rate,
+            )
             counts[source.package] = counts.get(source.package, 0) + 1
     return counts
 

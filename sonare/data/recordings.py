@@ -63,9 +63,9 @@ def plan_recordings(section, language: str) -> Iterator[dict[str, Any]]:
     for rec in read_recordings(section.path):
         yield {
             "kind": "recordings",
-            "id": f"{section.name}-{_safe(rec.speaker)}-{_safe(rec.id)}",
+            "id": f"{section.name}-{safe_name(rec.speaker)}-{safe_name(rec.id)}",
             "section": section.name,
-            "audio": f"audio/{section.name}/{_safe(rec.speaker)}/{_safe(rec.id)}.wav",
+            "audio": f"audio/{section.name}/{safe_name(rec.speaker)}/{safe_name(rec.id)}.wav",
             "source": str(rec.wav),
             "text": rec.text,
             "speaker": rec.speaker,
@@ -75,7 +75,7 @@ def plan_recordings(section, language: str) -> Iterator[dict[str, Any]]:
         }
 
 
-def _safe(name: str) -> str:
+def safe_name(name: str) -> str:
     """A file-name-safe form of a name from the user's metadata (never used as given)."""
     clean = re.sub(r"[^A-Za-z0-9_.-]", "_", name).strip(".") or "x"
     if clean != name:

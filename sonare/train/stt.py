@@ -379,7 +379,8 @@ def initial_weights(source: str, model_overrides: dict) -> tuple[STTModel, dict 
     A recipe may ask for more encoder layers than the source has: the source's layers keep their weights and
     the extra layers, stacked on top, start as identities (`load_deeper`). It may also ask for more CTC frames
     per encoder frame (`ctc_per_frame`) than a source with one: each of the R frames starts as a copy of the
-    source's, and since CTC merges repeated letters the model still reads exactly as before.
+    source's, and since CTC merges repeated letters the model still reads exactly as before. Its dropout rates
+    (`TRAINING_ONLY_FIELDS`) are its own, whatever the source trained with.
     """
     from sonare.stt.weights import load_model
 
@@ -389,21 +390,16 @@ def initial_weights(source: str, model_overrides: dict) -> tuple[STTModel, dict 
         saved = torch.load(source, map_location="cpu", weights_only=False)
         start, phone_head = STTModel(STTConfig(**saved["model_config"])), saved.get("phone_head")
         start.load_state_dict(saved["model"])
-    # Dropout rates hold no weights: a recipe sets them for its own run whatever the source trained with.
     rates = {k: model_overrides[k] for k in TRAINING_ONLY_FIELDS if k in model_overrides}
-    if rates:
-        weights = start.state_dict()
-        start = STTModel(replace(start.cfg, **rates))
-        start.load_state_dict(weights)
     n_layers = model_overrides.get("n_layers", start.cfg.n_layers)
     per = model_overrides.get("ctc_per_frame", start.cfg.ctc_per_frame)
-    if (n_layers, per) == (start.cfg.n_layers, start.cfg.ctc_per_frame):
+    if (n_layers, per) == (start.cfg.n_layers, start.cfg.ctc_per_frame) and not rates:
         return start, phone_head
     if n_layers < start.cfg.n_layers:
         raise SystemExit(f"init_from has {start.cfg.n_layers} encoder layers; a model can grow, not shrink")
     if per != start.cfg.ctc_per_frame and start.cfg.ctc_per_frame != 1:
         raise SystemExit(f"init_from has {start.cfg.ctc_per_frame} CTC frames per encoder frame; only 1 can split")
-    model = STTModel(replace(start.cfg, n_layers=n_layers, ctc_per_frame=per))
+    model = STTModel(replace(start.cfg, n_layers=n_layers, ctc_per_frame=per, **rates))
     weights = start.state_dict()
     if per != start.cfg.ctc_per_frame:  # the source has one CTC frame per encoder frame: R copies of it
         weights["ctc.weight"] = weights["ctc.weight"].repeat(per, 1)
