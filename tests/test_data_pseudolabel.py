@@ -107,3 +107,11 @@ def test_a_folder_without_voice_folders_of_audio_is_a_clear_error(tmp_path, read
         label(tmp_path, tmp_path / "out")
     with pytest.raises(ValueError, match="one folder per voice"):
         label(tmp_path / "missing", tmp_path / "out")
+
+
+def test_two_clips_of_one_name_in_two_formats_are_a_clear_error(tmp_path, readers):
+    save_audio(tmp_path / "in" / "v" / "a.wav", burst(0.5, 1), RATE)
+    save_audio(tmp_path / "in" / "v" / "a.flac", burst(0.5, 2), RATE)
+    with pytest.raises(ValueError, match="two clips of one name"):
+        label(tmp_path / "in", tmp_path / "out")
+    assert not (tmp_path / "out" / "transcripts.jsonl").exists()

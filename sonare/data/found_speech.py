@@ -14,8 +14,9 @@ voices the recogniser has never trained on. Each source below names a package, w
 `--root DIR` reads the packages from a tree where their .debs were unpacked (`dpkg-deb -x`) instead of `/`.
 Speech that is processed past human (Warzone's NEXUS, Hedgewars' Robot, OpenArena's Festival voice),
 grunts, screams and other languages are left out by where they lie; clips that are not words at all are
-left for the labeller to reject. None of these voices is in the real-speech evaluation
-(`sonare.stt.realspeech`), so training on them leaves that evaluation unheard.
+left for the labeller to reject. Digital silence that pads a clip is cut to a quarter second each side.
+None of these voices is in the real-speech evaluation (`sonare.stt.realspeech`), so training on them leaves
+that evaluation unheard.
 """
 
 from __future__ import annotations
@@ -28,11 +29,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from sonare.audio.io import load_audio, save_audio
 from sonare.data.recordings import safe_name
 
 # Clips longer than this are whole scenes (codec2's minute-long radio recordings): too long to train on.
 MAX_SECONDS = 20.0
+# Some clips are padded with seconds of digital silence (Boswars' units: 10 s); past this margin it is cut.
+SILENCE_MARGIN = 0.25
+SILENCE_PEAK = 1e-3  # -60 dBFS: below any recorded room or hiss, above dither
 
 
 @dataclass(frozen=True)
@@ -111,6 +117,15 @@ def _members(location: Path, pattern: str) -> Iterator[tuple[str, bytes]]:
                 yield member, file.read_bytes()
 
 
+def trim_silence(audio: np.ndarray, rate: int) -> np.ndarray:
+    """`audio` without the near-digital silence at either end past `SILENCE_MARGIN`; all of it when silent."""
+    loud = np.flatnonzero(np.abs(audio) > SILENCE_PEAK)
+    if len(loud) == 0:
+        return audio[:0]
+    margin = int(SILENCE_MARGIN * rate)
+    return audio[max(0, loud[0] - margin) : loud[-1] + 1 + margin]
+
+
 def collect(out_dir: str | Path, root: str | Path = "/") -> dict[str, int]:
     """Write every source's clips as `out_dir/<package>-<voice>/<clip>.wav`; returns clips per package.
 
@@ -128,7 +143,8 @@ def collect(out_dir: str | Path, root: str | Path = "/") -> dict[str, int]:
             except RuntimeError as error:  # libsndfile cannot read it (soundfile.LibsndfileError)
                 print(f"skipping {source.package}:{member}: {error}")
                 continue
-            if len(audio) > MAX_SECONDS * rate:
+            audio = trim_silence(audio, rate)
+            if len(audio) == 0 or len(audio) > MAX_SECONDS * rate:
                 continue
             voice = safe_name(f"{source.package.removesuffix('-data')}-{source.voice(member)}")
             save_audio(

@@ -58,11 +58,18 @@ def agreed(readings: dict[str, str]) -> str | None:
 
 
 def _clips(in_dir: Path) -> list[tuple[str, Path]]:
-    """(voice, file) for every audio file one folder down, in name order; ValueError when there are none."""
+    """(voice, file) for every audio file one folder down, in name order.
+
+    ValueError when there are none, or when two files of a voice share a name but not its suffix: a clip is
+    known by its name without suffix (in the transcripts and the dataset), so one would overwrite the other."""
     folders = sorted(p for p in in_dir.iterdir() if p.is_dir()) if in_dir.is_dir() else []
     clips = [(f.name, file) for f in folders for file in sorted(f.iterdir()) if file.suffix.lower() in AUDIO_SUFFIXES]
     if not clips:
         raise ValueError(f"{in_dir}: no audio clips in a folder directly under it (one folder per voice)")
+    seen: dict[tuple[str, str], Path] = {}
+    for voice, file in clips:
+        if (other := seen.setdefault((voice, file.stem), file)) != file:
+            raise ValueError(f"{other} and {file}: two clips of one name; rename or remove one")
     return clips
 
 
