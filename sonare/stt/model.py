@@ -159,13 +159,13 @@ class STTModel(nn.Module):
 
     def ctc_loss(self, logits: Tensor, lengths: Tensor, targets: Tensor, target_lengths: Tensor) -> Tensor:
         """CTC loss per target character, averaged over the rows with text (target_lengths > 0): logits (B, L·R, V),
-        lengths (B,) valid encoder frames, targets (B, S) padded or (ΣS,) concatenated. A row without text (a crop
-        whose words are unknown) adds nothing; with none, a zero that still back-propagates."""
+        lengths (B,) valid encoder frames, targets (ΣS,) every row's symbols concatenated. A row without text (a
+        crop whose words are unknown) adds nothing and holds no symbols; with none, a zero that still
+        back-propagates."""
         spelled = target_lengths > 0
         if not spelled.any():
             return logits.sum() * 0.0
         logp = F.log_softmax(logits[spelled], dim=-1).transpose(0, 1)  # (L·R, B', V)
-        targets = targets[spelled] if targets.dim() == 2 else targets  # concatenated: empty rows hold no symbols
         frames = lengths[spelled] * self.cfg.ctc_per_frame
         return F.ctc_loss(logp, targets, frames, target_lengths[spelled], zero_infinity=True)
 

@@ -42,11 +42,10 @@ from sonare.tts.vocoder import HarmonicNoiseVocoder
 
 
 def text_targets(texts: list[str]) -> tuple[Tensor, Tensor]:
-    """Texts -> CTC targets (B, S) zero-padded and their lengths (B,); 0 where the alphabet cannot spell one."""
+    """Texts -> CTC targets, every text's symbols concatenated (ΣS,), and their lengths (B,); a text the
+    alphabet cannot spell has length 0 and no symbols (as the STT recipe's batches)."""
     encoded = [encode(t) or [] for t in texts]
-    targets = torch.zeros(len(texts), max(1, max(map(len, encoded))), dtype=torch.long)
-    for i, ids in enumerate(encoded):
-        targets[i, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+    targets = torch.tensor([i for ids in encoded for i in ids], dtype=torch.long)
     return targets, torch.tensor([len(ids) for ids in encoded])
 
 
@@ -74,7 +73,7 @@ class RecogniserLoss:
         self.vocoder = HarmonicNoiseVocoder().to(device)
 
     def __call__(self, frames: Tensor, lengths: Tensor, targets: Tensor, target_lengths: Tensor) -> Tensor:
-        """frames (B, T, D) acoustic (denormalised, voicing 0/1), lengths (B,) valid frames; targets (B, S) and
+        """frames (B, T, D) acoustic (denormalised, voicing 0/1), lengths (B,) valid frames; targets (ΣS,) and
         target_lengths (B,) from `text_targets` -> CTC loss per target character, averaged over the spellable
         clips."""
         frames = torch.where(self.held, frames.detach(), frames)
