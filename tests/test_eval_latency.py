@@ -14,11 +14,13 @@ def test_percentiles_of_a_known_sequence():
     assert summary["p50"] == pytest.approx(50.5)
     assert summary["p90"] == pytest.approx(90.1)
     assert summary["p99"] == pytest.approx(99.01)
+    assert summary["max"] == 100
 
 
 def test_percentiles_of_nothing_are_nan():
     summary = percentiles([])
     assert summary["n"] == 0 and math.isnan(summary["p50"]) and math.isnan(summary["mean"])
+    assert math.isnan(summary["max"])
 
 
 def test_timer_measures_a_sleep():

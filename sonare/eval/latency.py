@@ -13,15 +13,17 @@ PERCENTILES = (50, 90, 95, 99)
 
 
 def percentiles(values: Sequence[float], points: Sequence[int] = PERCENTILES) -> dict[str, float]:
-    """`{"n", "mean", "p50", ...}` of `values`; NaN statistics when there are none."""
+    """`{"n", "mean", "p50", ..., "max"}` of `values`; NaN statistics when there are none."""
     data = np.asarray(values, dtype=np.float64)
     summary: dict[str, float] = {"n": float(data.size)}
     if data.size == 0:
         summary["mean"] = float("nan")
         summary.update({f"p{p}": float("nan") for p in points})
+        summary["max"] = float("nan")
         return summary
     summary["mean"] = float(data.mean())
     summary.update({f"p{p}": float(v) for p, v in zip(points, np.percentile(data, points), strict=True)})
+    summary["max"] = float(data.max())
     return summary
 
 

@@ -15,7 +15,6 @@ import asyncio
 import base64
 import csv
 import json
-import statistics
 import time
 import uuid
 from dataclasses import dataclass, field, replace
@@ -23,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from sonare.eval.latency import percentiles
 
 DEFAULT_TEXT = (
     "Thanks for calling. I can help you with your booking today, so let me look up the details "
@@ -184,30 +185,19 @@ def summarise(results: list[SessionResult], wall_s: float) -> dict[str, Any]:
     }
     gaps = [g for r in ok for g in r.gaps]
     if gaps:
-        summary["chunk_gap_s"] = percentiles(gaps)
+        summary["chunk_gap_s"] = _rounded_percentiles(gaps)
     rtf = [r.wall_s / r.audio_s for r in ok if r.audio_s > 0]
     if rtf:
-        summary["rtf"] = percentiles(rtf)
+        summary["rtf"] = _rounded_percentiles(rtf)
     for name in ("first_output_s", "final_s", "connect_s"):
         values = [getattr(r, name) for r in ok if getattr(r, name) is not None]
         if values:
-            summary[name] = percentiles(values)
+            summary[name] = _rounded_percentiles(values)
     return summary
 
 
-def percentiles(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-
-    def at(q: float) -> float:
-        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 4)
-
-    return {
-        "p50": round(statistics.median(ordered), 4),
-        "p90": at(0.9),
-        "p95": at(0.95),
-        "p99": at(0.99),
-        "max": at(1.0),
-    }
+def _rounded_percentiles(values: list[float]) -> dict[str, float]:
+    return {k: round(v, 4) for k, v in percentiles(values).items()}
 
 
 def _auth(cfg: BenchConfig) -> dict[str, str]:
