@@ -286,8 +286,8 @@ def render_augment(spec: dict[str, Any], corpus_dir: str) -> dict[str, Any]:
         record.update(
             speaker=speaker_id(source["teacher"], source["voice"], voice),
             transform=voice.to_dict(),
-            words=_retimed(source.get("words", []), transform.tempo),
-            phones=_retimed(source.get("phones", []), transform.tempo),
+            words=_retimed(source.get("words", []), transform),
+            phones=_retimed(source.get("phones", []), transform),
         )
     record.update(
         id=spec["id"],
@@ -303,6 +303,9 @@ def render_augment(spec: dict[str, Any], corpus_dir: str) -> dict[str, Any]:
     return record
 
 
-def _retimed(timings: list[dict[str, Any]], tempo: float) -> list[dict[str, Any]]:
-    """Word or phone timings of audio played `tempo` times faster."""
-    return [{**t, "start": round(t["start"] / tempo, 4), "end": round(t["end"] / tempo, 4)} for t in timings]
+def _retimed(timings: list[dict[str, Any]], transform: SpeakerTransform) -> list[dict[str, Any]]:
+    """A manifest's word or phone spans, moved to where they fall in the transformed audio."""
+    return [
+        {**t, "start": round(transform.moved(t["start"]), 4), "end": round(transform.moved(t["end"]), 4)}
+        for t in timings
+    ]

@@ -107,7 +107,7 @@ def speak(
     timings, alignment = token_timings(audio, sample_rate, utterance.phones, text, normalized, language)
     if not transform.is_identity:
         audio = apply_speaker_transform(audio, sample_rate, transform)
-        timings = [Timing(t.label, t.start / transform.tempo, t.end / transform.tempo) for t in timings]
+        timings = [Timing(t.label, transform.moved(t.start), transform.moved(t.end)) for t in timings]
     audio, timings = trim_to_speech(audio, sample_rate, timings)
     return Speech(audio, sample_rate, text, timings, alignment)
 

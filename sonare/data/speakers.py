@@ -37,6 +37,10 @@ class SpeakerTransform:
     def from_dict(values: dict[str, float]) -> SpeakerTransform:
         return SpeakerTransform(**values)
 
+    def moved(self, seconds: float) -> float:
+        """Where a moment `seconds` into the source falls in the transformed audio (tempo only moves time)."""
+        return seconds / self.tempo
+
     def then(self, other: SpeakerTransform) -> SpeakerTransform:
         """This transform followed by `other`, as one: in log F0 shifts add and scalings multiply, and the
         frequency-axis and time-axis stretches multiply."""
