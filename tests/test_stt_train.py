@@ -238,6 +238,47 @@ def test_collate_warps_frequencies_when_asked(fixture_corpus, tmp_path):
     assert not np.allclose(unwarped[0, :n].numpy(), mel)
 
 
+def test_a_consistency_batch_reads_every_utterance_again_through_a_warp(fixture_corpus, tmp_path):
+    from sonare.audio.features import warp_log_mel
+    from sonare.stt.dataset import load_source
+    from sonare.stt.model import STTConfig, STTModel
+    from sonare.train.stt import losses
+
+    items = [u for u in load_source(fixture_corpus / "manifest.jsonl", "train", tmp_path) if len(u.target)][:3]
+    torch.manual_seed(0)
+    model = STTModel(STTConfig(**SMALL))
+    cfg = STTTrainConfig(sources=[], consistency_weight=1.0, consistency_warp=[1.12, 1.12], max_frames=10**6)
+    batch = collate(items, model, cfg, np.random.default_rng(0))
+    assert batch["mel_warped"].shape == batch["mel"].shape
+    for row, n in enumerate(batch["lengths"].tolist()):
+        frames = batch["mel"][row, : 4 * n].numpy()
+        np.testing.assert_allclose(batch["mel_warped"][row, : 4 * n].numpy(), warp_log_mel(frames, 1.12), rtol=1e-5)
+    assert "mel_warped" not in collate(items, model, cfg, None)  # validation reads once
+    assert "mel_warped" not in collate(items, model, replace(cfg, consistency_weight=0.0), np.random.default_rng(0))
+
+    head = torch.nn.Linear(SMALL["d_model"], 400)
+    parts = losses(model, head, batch, cfg)
+    assert parts["consistency"] > 0  # an untrained model reads the two differently
+    parts["loss"].backward()
+    assert model.ctc.weight.grad.abs().sum() > 0
+    same = dict(batch, mel_warped=batch["mel"])
+    model.eval()  # no dropout: the same frames read the same
+    assert losses(model, head, same, cfg)["consistency"].item() == pytest.approx(0.0, abs=1e-6)
+
+
+def test_the_ctc_divergence_is_zero_only_where_the_readings_agree():
+    from sonare.train.stt import ctc_divergence
+
+    a = torch.randn(2, 6, 5)
+    lengths = torch.tensor([6, 3])
+    assert ctc_divergence(a, a, lengths).item() == pytest.approx(0.0, abs=1e-6)
+    b = a.clone()
+    b[1, 4:] = torch.randn(2, 5)  # past row 1's valid frames: not counted
+    assert ctc_divergence(a, b, lengths).item() == pytest.approx(0.0, abs=1e-6)
+    b[0, 0] = -a[0, 0]
+    assert ctc_divergence(a, b, lengths) > 0
+
+
 def test_colouring_is_a_smooth_bounded_curve_added_to_every_frame(fixture_corpus, tmp_path):
     from sonare.stt.dataset import load_source
     from sonare.stt.model import STTConfig, STTModel

@@ -11,8 +11,9 @@ conversations label them. `--export` writes safetensors weights with the config 
 `ema_decay`, the weights validated, kept and exported are a running average of the trained ones.
 
 Losses: CTC over characters, the turn head's end and speech labels, cross-entropy of an auxiliary phoneme head
-(kept in the checkpoint, not exported) against the corpus's phoneme alignments, and with `turn_teacher` the
-divergence of the turn head's outputs from a frozen model's.
+(kept in the checkpoint, not exported) against the corpus's phoneme alignments, with `turn_teacher` the
+divergence of the turn head's outputs from a frozen model's, and with `consistency_weight` the divergence of the
+CTC posteriors of a second, frequency-warped reading of the batch from the first's.
 """
 
 from __future__ import annotations
@@ -112,6 +113,14 @@ class STTTrainConfig:
     noise_prob: float = 0.0
     noise_kinds: list[str] = field(default_factory=lambda: list(NOISE_KINDS))
     noise_snr_db: list[float] = field(default_factory=lambda: [0.0, 20.0])
+    # Warp consistency: with a weight above 0 each batch is read twice, the second time with every utterance's
+    # frequencies scaled by a factor drawn from `consistency_warp` (`warp_log_mel`); both readings learn the text
+    # (their CTC losses averaged) and the divergence of their CTC posteriors (`ctc_divergence`) times the weight
+    # joins the loss. The shipped recogniser's reading of an unseen voice hangs on small spectral differences: ten
+    # warped readings of a clip differ so much that the best of them halves its errors (docs/benchmarks.md, STT,
+    # session 55). Twice the work per step.
+    consistency_weight: float = 0.0
+    consistency_warp: list[float] = field(default_factory=lambda: [0.88, 1.14])
     freq_masks: int = 2
     freq_mask_bins: int = 12
     time_masks: int = 2
@@ -213,7 +222,7 @@ def collate(
         # A cropped window's words are unknown, so only its turn labels train.
         targets.append(torch.from_numpy(u.target) if not cropped else torch.zeros(0, dtype=torch.long))
         target_lengths.append(0 if cropped else len(u.target))
-    return {
+    out = {
         "mel": torch.from_numpy(mel),
         "lengths": lengths,
         "targets": torch.cat(targets),
@@ -222,6 +231,13 @@ def collate(
         "end": end,
         "phones": phones,
     }
+    if rng is not None and cfg.consistency_weight > 0:
+        warped = mel.copy()
+        for i, n in enumerate(lengths.tolist()):
+            frames = n * SUBSAMPLING
+            warped[i, :frames] = warp_log_mel(mel[i, :frames], rng.uniform(*cfg.consistency_warp))
+        out["mel_warped"] = torch.from_numpy(warped)
+    return out
 
 
 def retimed_frames(x: np.ndarray, n: int) -> np.ndarray:
@@ -285,16 +301,35 @@ def losses(
     h, _ = model.encode(batch["mel"], lengths=batch["lengths"])
     ctc_logits, turn_logits = model.ctc_logits(h), model.turn(h)
     ctc = model.ctc_loss(ctc_logits, batch["lengths"], batch["targets"], batch["target_lengths"])
+    parts: dict[str, torch.Tensor] = {}
+    if "mel_warped" in batch:  # the second, warped reading (`consistency_weight`)
+        warped_logits = model.ctc_logits(model.encode(batch["mel_warped"], lengths=batch["lengths"])[0])
+        warped_ctc = model.ctc_loss(warped_logits, batch["lengths"], batch["targets"], batch["target_lengths"])
+        ctc = (ctc + warped_ctc) / 2
+        parts["consistency"] = ctc_divergence(ctc_logits, warped_logits, batch["lengths"] * model.cfg.ctc_per_frame)
     valid = valid_frames(batch, turn_logits.shape[1])
     end = _masked_bce(turn_logits[..., TURN_END], batch["end"], valid)
     speech = _masked_bce(turn_logits[..., TURN_SPEECH], batch["speech"], valid)
     phone = phone_loss(phone_head, h, batch["phones"])
     total = ctc + cfg.end_weight * end + cfg.speech_weight * speech + cfg.phone_weight * phone
-    parts = {"ctc": ctc, "end": end, "speech": speech, "phone": phone}
+    if "consistency" in parts:
+        total = total + cfg.consistency_weight * parts["consistency"]
+    parts = {"ctc": ctc, "end": end, "speech": speech, "phone": phone, **parts}
     if turn_teacher is not None:
         parts["turn_kl"] = turn_divergence(turn_logits, turn_teacher, batch)
         total = total + cfg.turn_teacher_weight * parts["turn_kl"]
     return {"loss": total, **parts}
+
+
+def ctc_divergence(a: torch.Tensor, b: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Mean over valid CTC frames of KL(a -> b) + KL(b -> a) between two readings' CTC logits (B, L·R, V), each
+    direction pulling only its second reading towards the first (detached), so neither reading is pulled towards
+    the other's mistakes any more than the other way round; `lengths` (B,) valid CTC frames."""
+    valid = torch.arange(a.shape[1], device=a.device)[None, :] < lengths[:, None]
+    p, q = F.log_softmax(a[valid], -1), F.log_softmax(b[valid], -1)
+    forward = F.kl_div(q, p.detach(), log_target=True, reduction="sum")
+    backward = F.kl_div(p, q.detach(), log_target=True, reduction="sum")
+    return (forward + backward) / max(1, int(valid.sum()))
 
 
 def valid_frames(batch: dict[str, torch.Tensor], n_frames: int) -> torch.Tensor:
