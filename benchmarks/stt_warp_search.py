@@ -119,7 +119,7 @@ def main() -> None:
             print(name, i, record["id"], {f: v["errors"] for f, v in row["factors"].items()}, flush=True)
 
     if args.out:
-        args.out.write_text(json.dumps(results, indent=1))
+        args.out.write_text(json.dumps(results))
     summarize(results, {r["id"]: r.get("speaker", r.get("section", "")) for r in records})
 
 

@@ -301,20 +301,21 @@ def losses(
     h, _ = model.encode(batch["mel"], lengths=batch["lengths"])
     ctc_logits, turn_logits = model.ctc_logits(h), model.turn(h)
     ctc = model.ctc_loss(ctc_logits, batch["lengths"], batch["targets"], batch["target_lengths"])
-    parts: dict[str, torch.Tensor] = {}
+    consistency = None
     if "mel_warped" in batch:  # the second, warped reading (`consistency_weight`)
         warped_logits = model.ctc_logits(model.encode(batch["mel_warped"], lengths=batch["lengths"])[0])
         warped_ctc = model.ctc_loss(warped_logits, batch["lengths"], batch["targets"], batch["target_lengths"])
         ctc = (ctc + warped_ctc) / 2
-        parts["consistency"] = ctc_divergence(ctc_logits, warped_logits, batch["lengths"] * model.cfg.ctc_per_frame)
+        consistency = ctc_divergence(ctc_logits, warped_logits, batch["lengths"] * model.cfg.ctc_per_frame)
     valid = valid_frames(batch, turn_logits.shape[1])
     end = _masked_bce(turn_logits[..., TURN_END], batch["end"], valid)
     speech = _masked_bce(turn_logits[..., TURN_SPEECH], batch["speech"], valid)
     phone = phone_loss(phone_head, h, batch["phones"])
     total = ctc + cfg.end_weight * end + cfg.speech_weight * speech + cfg.phone_weight * phone
-    if "consistency" in parts:
-        total = total + cfg.consistency_weight * parts["consistency"]
-    parts = {"ctc": ctc, "end": end, "speech": speech, "phone": phone, **parts}
+    parts = {"ctc": ctc, "end": end, "speech": speech, "phone": phone}
+    if consistency is not None:
+        parts["consistency"] = consistency
+        total = total + cfg.consistency_weight * consistency
     if turn_teacher is not None:
         parts["turn_kl"] = turn_divergence(turn_logits, turn_teacher, batch)
         total = total + cfg.turn_teacher_weight * parts["turn_kl"]
