@@ -122,7 +122,7 @@ def main() -> None:
 
 
 def speakers(records: list[dict]) -> dict[str, str]:
-    """Clip id -> its speaker (real speech has none listed: its section, one voice each but Asterisk's two)."""
+    """Clip id -> its speaker; real speech lists none, so its section stands in (Asterisk's voice has two)."""
     return {r["id"]: r.get("speaker", r.get("section", "")) for r in records}
 
 
