@@ -16,6 +16,8 @@ adapting to its speaker could do); and with the CTC posteriors of several factor
     python benchmarks/stt_warp_search.py --manifest runs/realspeech/manifest.jsonl --clean-only (the same --fuse) \
         --out warp-realspeech.json
     python benchmarks/stt_warp_search.py --manifest M --summarize OUT.json   # the tables again
+
+SONARE_STT_DIR selects other weights than the bundled, as for `sonare eval stt`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 from pathlib import Path
 
 import torch
@@ -65,7 +68,7 @@ def main() -> None:
     from sonare.stt.decode import transcript
     from sonare.stt.model import SUBSAMPLING
 
-    stt = load_default()
+    stt = load_default(os.environ.get("SONARE_STT_DIR"))  # as `sonare eval stt`: other weights than the bundled
     records = [r for r in split_records(args.manifest, "heldout") if "pauses" not in r and not r.get("augment")]
     records = records[: args.limit or None]
     conditions = (
