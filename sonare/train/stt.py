@@ -116,9 +116,9 @@ class STTTrainConfig:
     # Warp consistency: with a weight above 0 each batch is read twice, the second time with every utterance's
     # frequencies scaled by a factor drawn from `consistency_warp` (`warp_log_mel`); both readings learn the text
     # (their CTC losses averaged) and the divergence of their CTC posteriors (`ctc_divergence`) times the weight
-    # joins the loss. The shipped recogniser's reading of an unseen voice hangs on small spectral differences: ten
-    # warped readings of a clip differ so much that the best of them halves its errors (docs/benchmarks.md, STT,
-    # session 55). Twice the work per step.
+    # joins the loss. The shipped recogniser's reading of an unseen voice hangs on small spectral differences: of
+    # ten warped readings of each held-out clip the best has a third fewer errors (docs/benchmarks.md, STT, session
+    # 55). A second encoder pass per step.
     consistency_weight: float = 0.0
     consistency_warp: list[float] = field(default_factory=lambda: [0.88, 1.14])
     freq_masks: int = 2
